@@ -1,0 +1,39 @@
+"""torchlike: PyTorch's autograd on JAX. ``import torchlike as torch`` for the eager autograd it covers.
+
+Importing it turns on JAX's 64-bit mode (``jax_enable_x64``): torch's defaults need int64 and float64
+(integer tensors are int64, gradcheck runs in float64). Every torchlike creation function passes its
+dtype explicitly, so float32 stays the default float. In your own JAX code, ``jnp.array([1.0])`` is
+float64 and ``jnp.arange(3)`` int64 from then on: pass dtypes explicitly if you need 32-bit.
+"""
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from . import _dtype  # noqa: E402
+from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,  # noqa: E402,F401,A004
+                     complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+                     dtype, get_default_dtype, set_default_dtype, promote_types)
+from ._device import device  # noqa: E402
+from ._tensor import Tensor, Size  # noqa: E402
+from . import autograd  # noqa: E402
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
+                                 is_grad_enabled, is_inference_mode_enabled)
+from . import ops  # noqa: E402
+from .ops.creation import *  # noqa: E402,F401,F403
+from .ops.creation import tensor, as_tensor, from_numpy, manual_seed  # noqa: E402,F401
+from .ops.pointwise import *  # noqa: E402,F401,F403
+from .ops.reduction import *  # noqa: E402,F401,F403
+from .ops.shape import *  # noqa: E402,F401,F403
+from .ops.linalg import *  # noqa: E402,F401,F403
+
+
+def result_type(tensor1, tensor2):
+    return _dtype._result_type(tensor1, tensor2)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()

@@ -1,0 +1,465 @@
+"""Tensor: an immutable jax.Array plus torch's autograd metadata and a shared version counter.
+
+In-place ops rebind ``_data`` and bump the version counter. Rarely used fields (hooks, grad, the
+version counter itself) are class-level defaults, so a fresh tensor costs one object and one
+attribute; the version counter is made on first need (saved for backward, mutated, or viewed).
+The math methods (``sin``, ``__add__``, ...) are attached by the op modules in ``torchlike.ops``.
+"""
+import warnings
+import weakref
+
+import jax
+import numpy as np
+
+from . import _dtype
+from ._device import device as _device_cls, _device_of
+from .autograd import grad_mode as _gm
+from .autograd.graph import AccumulateGrad, _add_hook
+
+_new = object.__new__
+
+
+class _VersionCounter:
+    __slots__ = ("version",)
+
+    def __init__(self):
+        self.version = 0
+
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for "
+    "a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+    "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+    "more informations."
+)
+
+_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def _type_string(np_dtype):
+    """torch's legacy type name, e.g. 'torch.FloatTensor' (used verbatim in torch's messages)."""
+    return f"torch.{_TYPE_NAMES[_dtype._from_np(np_dtype).name]}Tensor"
+
+
+def _wrap(data):
+    """A new Tensor around a jax.Array, with no autograd history (the hot-path constructor)."""
+    t = _new(Tensor)
+    t._data = data
+    if _gm._state.inference:
+        t._is_inference = True
+    return t
+
+
+class Tensor:
+    """A multi-dimensional array on a JAX device that records autograd history like torch.Tensor."""
+
+    _requires_grad = False
+    _grad_fn = None
+    _output_nr = 0
+    _grad = None
+    _vc = None  # _VersionCounter, shared with views; created on first need
+    _retains_grad = False
+    _hooks = None  # leaf tensor hooks: dict id -> fn(grad)
+    _post_acc_hooks = None
+    _acc_ref = None  # weakref to this leaf's AccumulateGrad
+    _base = None
+    _is_inference = False
+    __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
+
+    def __new__(cls, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(*sizes): a float32 tensor (default dtype).
+        from .ops.creation import tensor as _tensor_fn, empty
+        if len(args) == 1 and not isinstance(args[0], int):
+            if isinstance(args[0], Tensor):
+                return args[0]
+            return _tensor_fn(args[0], dtype=_dtype.get_default_dtype())
+        return empty(*args, dtype=_dtype.get_default_dtype())
+
+    # ----- autograd metadata -------------------------------------------------------------
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self._grad_fn is not None:
+            msg = "you can only change requires_grad flags of leaf variables."
+            if not value:
+                msg += (" If you want to use a computed variable in a subgraph that doesn't require "
+                        "differentiation use var_no_grad = var.detach().")
+            raise RuntimeError(msg)
+        if value and not _differentiable_dtype(self._data.dtype):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad in place; returns self."""
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not _differentiable_dtype(self._data.dtype):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        vc = self._vc
+        return vc.version if vc is not None else 0
+
+    def _version_counter(self):
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = _VersionCounter()
+        return vc
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    def retain_grad(self):
+        """Make a non-leaf's ``.grad`` populate during backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        node = self._grad_fn
+        if node._retains_grad is None:
+            node._retains_grad = {}
+        node._retains_grad[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def _grad_accumulator(self):
+        """This leaf's AccumulateGrad (one per leaf while any graph holds it, as in torch)."""
+        ref = self._acc_ref
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc_ref = weakref.ref(acc)
+        return acc
+
+    def _gradient_edge(self):
+        if self._grad_fn is not None:
+            return self._grad_fn, self._output_nr
+        if self._requires_grad:
+            return self._grad_accumulator(), 0
+        return None, 0
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._register_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        return _add_hook(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after ``.grad`` of this leaf is accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = {}
+        return _add_hook(self._post_acc_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (see torchlike.autograd.backward)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A tensor sharing data and version counter, with no history."""
+        t = _wrap(self._data)
+        t._vc = self._version_counter()
+        return t
+
+    def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    # ----- array metadata ----------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return _dtype._from_np(self._data.dtype)
+
+    @property
+    def device(self):
+        return _device_of(self._data)
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def ndimension(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.dtype.itemsize
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_contiguous(self, memory_format=None):
+        return True
+
+    def contiguous(self, memory_format=None):
+        return self
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_inference(self):
+        return lambda: self._is_inference
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    # ----- conversion ----------------------------------------------------------------------
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return np.asarray(self._data).reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._data).tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return np.asarray(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __repr__(self):
+        from ._tensor_str import _str
+        return _str(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __jax_array__(self):
+        return self._data
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.asarray(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                               "be because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        t = _wrap(self._data)
+        t.__class__ = self.__class__
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``: a differentiable copy or self."""
+        from .ops.creation import _to
+        return _to(self, *args, **kwargs)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return _type_string(self._data.dtype)
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(_dtype.float32)
+
+    def double(self):
+        return self.to(_dtype.float64)
+
+    def half(self):
+        return self.to(_dtype.float16)
+
+    def bfloat16(self):
+        return self.to(_dtype.bfloat16)
+
+    def long(self):
+        return self.to(_dtype.int64)
+
+    def int(self):
+        return self.to(_dtype.int32)
+
+    def short(self):
+        return self.to(_dtype.int16)
+
+    def bool(self):
+        return self.to(_dtype.bool)
+
+    def byte(self):
+        return self.to(_dtype.uint8)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+
+def _rebuild(array, requires_grad):
+    import jax.numpy as jnp
+    t = _wrap(jnp.asarray(array))
+    t._requires_grad = requires_grad
+    return t
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints printed as ``torch.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        return int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+
+def _differentiable_dtype(np_dtype):
+    return np_dtype.kind in "fc" or np_dtype == _dtype.bfloat16._np
+
+
+def _wrap_dim(dim, ndim):
+    """Normalise a possibly negative dim, with torch's IndexError."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n

@@ -1,0 +1,51 @@
+"""Anomaly detection switches (the NaN check and forward tracebacks come with the graph-surface work)."""
+import threading
+import warnings
+
+
+class _Anomaly(threading.local):
+    enabled = False
+    check_nan = True
+
+
+_anomaly = _Anomaly()
+
+
+def is_anomaly_enabled():
+    return _anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled():
+    return _anomaly.check_nan
+
+
+class set_detect_anomaly:
+    """``set_detect_anomaly(mode, check_nan=True)``: takes effect at once; as a context manager, restores."""
+
+    def __init__(self, mode, check_nan=True):
+        self._prev = (_anomaly.enabled, _anomaly.check_nan)
+        _anomaly.enabled, _anomaly.check_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly.enabled, _anomaly.check_nan = self._prev
+        return False
+
+
+class detect_anomaly:
+    """Context manager turning anomaly detection on (warns, as torch does)."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        self._prev = (_anomaly.enabled, _anomaly.check_nan)
+        _anomaly.enabled, _anomaly.check_nan = True, self.check_nan
+
+    def __exit__(self, *exc):
+        _anomaly.enabled, _anomaly.check_nan = self._prev
+        return False

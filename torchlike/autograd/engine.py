@@ -1,0 +1,267 @@
+"""The backward engine: dependency-counted, iterative execution of the graph, in torch's order.
+
+One call of ``_run_backward`` is one "graph task":
+1. walk the graph reachable from the roots and count, for every node, the edges that point to it;
+2. if ``inputs`` were given, mark the nodes that lie on a path to them (only those run) and the
+   edges whose gradient is to be captured (``autograd.grad``);
+3. seed the roots' input buffers, then repeatedly pop the ready node with the highest sequence
+   number (the most recently created; AccumulateGrad nodes first, as in torch), and for it:
+   tensor hooks -> retain_grad update -> capture -> node pre-hooks -> the node -> node post-hooks,
+   adding each gradient it returns into the buffer of the next node; a node whose count falls to
+   zero is ready.
+Gradient mode is set to ``create_graph`` for the whole run, so formulas record history exactly
+when higher-order gradients were asked for. Everything here is local to the call (thread-safe).
+"""
+import heapq
+import itertools
+import threading
+
+from . import grad_mode as _gm
+from .graph import AccumulateGrad
+
+_task_ids = itertools.count()
+_current = threading.local()
+
+
+def _current_graph_task_id():
+    return getattr(_current, "task_id", -1)
+
+
+def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_grad=True,
+                  allow_unused=True):
+    """roots: list of (node, output_nr); root_grads: Tensors; inputs: list of (node, output_nr) edges.
+
+    Returns the captured gradients for ``inputs`` when ``accumulate_grad`` is False (autograd.grad).
+    """
+    # 1. dependencies over the reachable graph
+    deps = {}
+    seen = set()
+    stack = []
+    for node, _ in roots:
+        if node not in seen:
+            seen.add(node)
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+
+    # 2. which nodes run, which gradients are captured
+    needed = None
+    captures = None
+    captured = None
+    if inputs is not None:
+        captures = {}
+        exec_targets = set()
+        for i, (node, nr) in enumerate(inputs):
+            if accumulate_grad:
+                exec_targets.add(node)
+            else:
+                captures.setdefault(node, []).append((nr, i))
+        needed = _nodes_to_execute([n for n, _ in roots], exec_targets, captures)
+        captured = [None] * len(inputs)
+
+    # 3. run
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * max(len(node._out_meta), nr + 1)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    heap = []
+    tie = itertools.count()
+    for node in buffers:
+        if node not in deps:
+            heapq.heappush(heap, (-node._seq, next(tie), node))
+
+    prev_mode = _gm._state.grad_enabled
+    prev_task = getattr(_current, "task_id", -1)
+    _gm._state.grad_enabled = create_graph
+    _current.task_id = next(_task_ids)
+    try:
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads = buffers.pop(node)
+            grads = _call_tensor_pre_hooks(node, grads)
+            if captures is not None:
+                cap = captures.get(node)
+                if cap is not None:
+                    for nr, i in cap:
+                        captured[i] = grads[nr]
+                if node not in needed:
+                    continue
+            if node._pre_hooks:
+                grads = _call_pre_hooks(node, grads)
+            mask = None
+            if needed is not None and node._mask is not None:
+                mask = tuple(m and (nxt in needed or nxt in captures)
+                             for m, (nxt, _) in zip(node._mask, node.next_functions))
+            if any(g is not None for g in grads):
+                outputs = node._apply(grads) if mask is None else node._apply(grads, mask)
+            else:
+                outputs = [None] * len(node.next_functions)
+            if not keep_graph:
+                node._release()
+            if node._post_hooks:
+                outputs = _call_post_hooks(node, outputs, grads)
+            for (nxt, nr), g in zip(node.next_functions, outputs):
+                if nxt is None:
+                    continue
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if needed is not None and nxt not in needed and nxt not in captures:
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * len(nxt._out_meta)
+                if g is not None:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                if left == 0:
+                    heapq.heappush(heap, (-nxt._seq, next(tie), nxt))
+    finally:
+        _gm._state.grad_enabled = prev_mode
+        _current.task_id = prev_task
+
+    if captured is not None and not allow_unused:
+        for g in captured:
+            if g is None:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+    return captured
+
+
+def _nodes_to_execute(roots, exec_targets, captures):
+    """Nodes with a path to an exec target or a captured node (exec targets themselves included)."""
+    needed = {}
+    for root in roots:
+        if root in needed:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        needed[root] = root in exec_targets
+        while stack:
+            node, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is None:
+                    continue
+                if nxt not in needed:
+                    needed[nxt] = nxt in exec_targets
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+                if needed[nxt] or nxt in captures:
+                    needed[node] = True
+            else:
+                stack.pop()
+                if stack and (needed[node] or node in captures):
+                    needed[stack[-1][0]] = True
+    return {n for n, flag in needed.items() if flag}
+
+
+def _wrap_grad_check(hook, value, original):
+    """torch's checks on a tensor hook's replacement gradient."""
+    from .._tensor import Tensor
+    if not isinstance(value, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(value).__name__}'")
+    name = getattr(hook, "__name__", "<unknown>")
+    if value._data.dtype != original._data.dtype:
+        from .._tensor import _type_string
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_string(original._data.dtype)} "
+                           f"got {_type_string(value._data.dtype)})")
+    if value._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return value
+
+
+def _call_tensor_pre_hooks(node, grads):
+    """Tensor hooks (Tensor.register_hook), then the retain_grad update, per output of the node."""
+    if isinstance(node, AccumulateGrad):
+        hooks = node.variable._hooks
+        if hooks and grads[0] is not None:
+            g = grads[0]
+            for hook in list(hooks.values()):
+                r = hook(g)
+                if r is not None:
+                    g = _wrap_grad_check(hook, r, g)
+            grads = [g]
+        return grads
+    if node._tensor_pre_hooks:
+        grads = list(grads)
+        for nr, hooks in node._tensor_pre_hooks.items():
+            g = grads[nr]
+            if g is None:
+                continue
+            for hook in list(hooks.values()):
+                r = hook(g)
+                if r is not None:
+                    g = _wrap_grad_check(hook, r, g)
+            grads[nr] = g
+    if node._retains_grad:
+        for nr, ref in list(node._retains_grad.items()):
+            t = ref()
+            g = grads[nr]
+            if t is None or g is None:
+                continue
+            if t._grad is None:
+                t._grad = g if _gm._state.grad_enabled else _copy(g)
+            else:
+                t._grad = t._grad + g
+    return grads
+
+
+def _copy(g):
+    from .._tensor import _wrap
+    return _wrap(g._data)
+
+
+def _check_hook_tuple(hook, result, expected):
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(expected):
+        name = getattr(hook, "__name__", "<unknown>")
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(expected)})")
+    out = []
+    for r, e in zip(result, expected):
+        if r is None:
+            out.append(e)
+        elif e is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        else:
+            out.append(_wrap_grad_check(hook, r, e))
+    return out
+
+
+def _call_pre_hooks(node, grads):
+    for hook in list(node._pre_hooks.values()):
+        r = hook(tuple(grads))
+        if r is not None:
+            grads = _check_hook_tuple(hook, r, grads)
+    return grads
+
+
+def _call_post_hooks(node, outputs, grads):
+    for hook in list(node._post_hooks.values()):
+        r = hook(tuple(outputs), tuple(grads))
+        if r is not None:
+            outputs = _check_hook_tuple(hook, r, outputs)
+    return outputs
+
+
+def _accumulate_into_leaf(variable, grad):
+    """AccumulateGrad: set or add ``grad`` into ``variable.grad``, then post-accumulate hooks."""
+    if grad is None:
+        return
+    old = variable._grad
+    if _gm._state.grad_enabled:  # create_graph: keep the gradient's history
+        variable._grad = grad if old is None else old + grad
+    elif old is None:
+        variable._grad = _copy(grad)
+    else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped
+        old._data = (old + grad)._data
+        old._version_counter().version += 1
+    if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
+        for hook in list(variable._post_acc_hooks.values()):
+            hook(variable)

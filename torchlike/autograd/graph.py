@@ -1,0 +1,216 @@
+"""Autograd graph: Node, AccumulateGrad, saved tensors, hook handles.
+
+A Node is one recorded backward step. It holds `next_functions` (one ``(node, output_nr)`` edge
+per differentiable forward input, ``(None, 0)`` where that input needs no gradient), what it saved
+for its formula, and its hooks. Nodes never hold their output tensors, so there is no
+Tensor <-> Node reference cycle: a graph is freed the moment its last output tensor goes.
+"""
+import itertools
+import sys
+import weakref
+
+_seq_counter = itertools.count()
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+    "or if you need to access saved tensors after calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` takes the hook out (idempotent)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, container):
+        self._container_ref = weakref.ref(container)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        container = self._container_ref()
+        if container is not None:
+            container.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _add_hook(container, fn):
+    handle = RemovableHandle(container)
+    container[handle.id] = fn
+    return handle
+
+
+class Node:
+    """Base class of every autograd node (built-in ops, AccumulateGrad, custom Functions)."""
+
+    _name = "Node"
+    _seq = 0
+    next_functions = ()
+    _saved = ()  # None once freed by a backward without retain_graph
+    _out_meta = ()  # per forward output: (shape, numpy dtype)
+    _pre_hooks = None  # dict id -> fn(grad_outputs)
+    _post_hooks = None  # dict id -> fn(grad_inputs, grad_outputs)
+    _tensor_pre_hooks = None  # dict output_nr -> dict id -> fn(grad), from Tensor.register_hook
+    _retains_grad = None  # dict output_nr -> weakref of the tensor that called retain_grad()
+    _metadata = None
+    _mask = None  # op nodes: which next edges need a gradient (lets grad(inputs=...) prune formulas)
+
+    def name(self):
+        return self._name
+
+    def __repr__(self):
+        return f"<{self._name} object at {hex(id(self))}>"
+
+    def _sequence_nr(self):
+        return self._seq
+
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def _input_metadata(self):
+        from ..ops._registry import _InputMetadata
+        return [_InputMetadata(shape, dt) for shape, dt in self._out_meta]
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> tuple | None`` runs before the node; a tuple replaces grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _add_hook(self._pre_hooks, fn)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after the node."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return _add_hook(self._post_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return _add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+
+    def _apply(self, grads):
+        """grads: list (one per forward output) of Tensor or None -> list per next edge."""
+        raise NotImplementedError
+
+    def _release(self):
+        if self._saved:
+            self._saved = None
+
+
+class AccumulateGrad(Node):
+    """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    _name = "torch::autograd::AccumulateGrad"
+    _seq = sys.maxsize  # torch gives it UINT64_MAX: ready accumulators run first
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._out_meta = ((variable._data.shape, variable._data.dtype),)
+
+    def name(self):
+        return self._name
+
+    def _apply(self, grads):
+        from .engine import _accumulate_into_leaf
+        _accumulate_into_leaf(self.variable, grads[0])
+        return []
+
+
+class _SavedTensor:
+    """One tensor saved for backward: its data at save time plus what the version check needs."""
+
+    __slots__ = ("data", "tensor", "vc", "version", "output_nr", "dtype_name")
+
+    def __init__(self, data, tensor, vc, output_nr):
+        self.data = data
+        self.tensor = tensor  # the input Tensor itself (so _saved_self is x), None for outputs/scalars
+        self.vc = vc  # shared version counter, None when there is nothing to check (wrapped scalars)
+        self.version = vc.version if vc is not None else 0
+        self.output_nr = output_nr  # >= 0 for a saved output of the owning node
+
+    def unpack_data(self, node):
+        vc = self.vc
+        if vc is not None and vc.version != self.version:
+            raise RuntimeError(self._modified_message(node))
+        return self.data
+
+    def unpack(self, node):
+        """The Tensor for ``_saved_*`` and for create_graph: the input itself, or the output re-wrapped."""
+        from .._tensor import _wrap
+        data = self.unpack_data(node)
+        if self.tensor is not None:
+            return self.tensor
+        t = _wrap(data)
+        if self.output_nr >= 0:
+            t._grad_fn = node
+            t._output_nr = self.output_nr
+            t._requires_grad = True
+            t._vc = self.vc
+        return t
+
+    def _modified_message(self, node):
+        from .._tensor import _type_string
+        shape = list(self.data.shape)
+        msg = ("one of the variables needed for gradient computation has been modified by an inplace "
+               f"operation: [{_type_string(self.data.dtype)} {shape}]")
+        grad_fn = node if self.output_nr >= 0 else (self.tensor._grad_fn if self.tensor is not None else None)
+        if grad_fn is not None:
+            nr = self.output_nr if self.output_nr >= 0 else self.tensor._output_nr
+            msg += f", which is output {nr} of {_short_name(grad_fn.name())},"
+        msg += f" is at version {self.vc.version}; expected version {self.version} instead."
+        from .anomaly_mode import is_anomaly_enabled
+        if is_anomaly_enabled():
+            msg += (" Hint: the backtrace further above shows the operation that failed to compute its "
+                    "gradient. The variable in question was changed in there or anywhere later. Good luck!")
+        else:
+            msg += (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        return msg
+
+
+def _short_name(name):
+    """torch 2.13 names the node without its 'Backward<N>' suffix in the version-counter error."""
+    i = name.rfind("Backward")
+    return name[:i] if i > 0 and name[i + 8:].isdigit() else name
+
+
+def _saved_property(index):
+    """Property ``_saved_<name>`` of an op node: the saved value as a Tensor, or a saved static."""
+    def get(node):
+        saved = node._saved
+        if saved is None:
+            raise RuntimeError(_FREED_MSG)
+        s = saved[index]
+        return s.unpack(node) if isinstance(s, _SavedTensor) else s
+    return property(get)
+
+
+class GradientEdge(tuple):
+    """``GradientEdge(node, output_nr)``: an edge of the graph, usable as a root or input of backward/grad."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr, ownership_token=None):
+        return tuple.__new__(cls, (node, output_nr))
+
+    node = property(lambda self: self[0])
+    output_nr = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"GradientEdge(node={self[0]!r}, output_nr={self[1]})"
+
+
+def get_gradient_edge(tensor):
+    """The edge autograd uses for ``tensor``: (grad_fn or AccumulateGrad, output_nr)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    return GradientEdge(*tensor._gradient_edge())

@@ -1,0 +1,375 @@
+"""The op table: each op is declared once, and this module makes everything else.
+
+    @op("MulBackward0", save={"self": ("other",), "other": ("self",)})
+    def mul(self, other, *, dtype):          # positional params: tensor inputs; keyword-only: statics
+        return self.astype(dtype) * other.astype(dtype)
+
+    @mul.derivative                          # optional: without it the backward is jax.vjp of the forward
+    def _(grad, self, other, dtype):         # grad, then any saved / static / <input>_shape names it wants
+        return grad * other.astype(dtype), grad * self.astype(dtype)
+
+From a declaration the table builds:
+- the forward, ``jax.jit``-compiled once per tuple of static arguments (dict lookup on the hot path);
+- the backward, jit-compiled once per (statics, input shapes and dtypes, which inputs need a gradient):
+  it reduces broadcast gradients back to each input's shape and casts them to the input's dtype,
+  and skips (XLA dead-code-eliminates) gradients nobody needs;
+- the Node class (``MulBackward0``) with ``_saved_<name>`` properties for the saved tensors and statics.
+
+With ``create_graph=True`` the backward itself runs as a differentiable op (``_FnOp``) whose own
+backward is ``jax.vjp`` of the jitted formula, so derivatives of any order work. The engine sees
+only shapes, dtypes and graph structure, so all of this also runs on JAX tracers.
+"""
+import collections
+import inspect
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..autograd import grad_mode as _gm
+from ..autograd.graph import Node, _FREED_MSG, _SavedTensor, _saved_property, _seq_counter
+from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
+
+_InputMetadata = collections.namedtuple(
+    "_InputMetadata", "shape dtype device is_nested_tensor is_cpp_nested_tensor", defaults=(None, False, False))
+
+
+class _OpNode(Node):
+    """Node of a table op. Instance fields: next_functions, _seq, _mask, _statics, _in_meta, _out_meta, _saved."""
+
+    _op = None
+
+    def _apply(self, grads, mask=None):
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED_MSG)
+        op = self._op
+        if mask is None:
+            mask = self._mask
+        key = (self._statics, self._in_meta, mask)
+        compiled = op._bwd.get(key)
+        if compiled is None:
+            compiled = op._compile_backward(key, self._out_meta)
+        if _gm._state.grad_enabled:  # create_graph: the formula becomes a differentiable op
+            args = [s.unpack(self) if s is not None else None for s in saved]
+            args += grads
+            outs = compiled[1](*args)
+        else:
+            args = [s.unpack_data(self) if s is not None else None for s in saved]
+            for g in grads:
+                args.append(g._data if g is not None else None)
+            outs = [_wrap(o) for o in compiled[0](*args)]
+        it = iter(outs)
+        return [next(it) if m else None for m in mask]
+
+
+class OpDef:
+    """One entry of the op table (see the module docstring)."""
+
+    def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
+                 tuple_out=None):
+        self.name = node_name
+        self.forward = forward
+        if inputs is None:
+            params = inspect.signature(forward).parameters.values()
+            inputs = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+            statics = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+        self.inputs = tuple(inputs)
+        self.statics = tuple(statics or ())
+        self.diff = tuple(i for i, n in enumerate(self.inputs) if n not in nondiff)
+        self.outputs = tuple(outputs)
+        self._tuple_out = len(self.outputs) > 1 if tuple_out is None else tuple_out
+        if save is None:  # default: every input (what a jax.vjp-derived backward needs)
+            save = self.inputs
+        if not isinstance(save, dict):
+            save = {name: () for name in save}
+        # each saved tensor: (name, "in"|"out", index, diff positions whose gradient needs it)
+        self.saves = []
+        diff_names = [self.inputs[i] for i in self.diff]
+        for name, needed_by in save.items():
+            needed = tuple(diff_names.index(n) for n in needed_by)
+            if name in self.inputs:
+                self.saves.append((name, "in", self.inputs.index(name), needed))
+            else:
+                self.saves.append((name, "out", self.outputs.index(name), needed))
+        self.backward = None
+        self._fwd = {}
+        self._bwd = {}
+        attrs = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
+        for i, (name, *_) in enumerate(self.saves):
+            attrs["_saved_" + name] = _saved_property(i)
+        for i, name in enumerate(self.statics):
+            attrs.setdefault("_saved_" + name, property(lambda node, i=i: node._statics[i]))
+        self.node_cls = type(node_name, (_OpNode,), attrs)
+
+    def derivative(self, fn):
+        """Register the backward formula ``fn(grad, **names) -> gradient or tuple (one per diff input)``."""
+        self.backward = fn
+        self._backward_params = tuple(inspect.signature(fn).parameters)[1:]
+        return fn
+
+    def __call__(self, *args, **statics):
+        return _apply(self, args, tuple(statics[n] for n in self.statics))
+
+    def _compile_forward(self, statics):
+        kw = dict(zip(self.statics, statics))
+        fwd = self.forward
+        fn = jax.jit(lambda *a: fwd(*a, **kw)) if kw else jax.jit(fwd)
+        self._fwd[statics] = fn
+        return fn
+
+    def _compile_backward(self, key, out_meta):
+        """Build (jitted, raw) backward for one (statics, input metadata, mask) key."""
+        statics, in_meta, mask = key
+        n_saved = len(self.saves)
+        names = {}
+        names.update(zip(self.statics, statics))
+        for pos, i in enumerate(self.diff):
+            if in_meta[pos] is not None:
+                names[self.inputs[i] + "_shape"], names[self.inputs[i] + "_dtype"] = in_meta[pos]
+        saved_names = [s[0] for s in self.saves]
+        formula = self.backward
+        single = not self._tuple_out
+
+        if formula is None:  # jax.vjp of the forward, w.r.t. the inputs that need a gradient
+            fwd = self.forward
+            static_kw = dict(zip(self.statics, statics))
+            if not set(self.inputs) <= set(saved_names):
+                raise TypeError(f"{self.name}: an op without a derivative must save all its inputs")
+
+            def formula(grads, **kw):
+                full = [kw[n] for n in self.inputs]
+                wanted = [self.diff[j] for j, m in enumerate(mask) if m]
+
+                def f(*diff_args):
+                    args = list(full)
+                    for j, a in zip(wanted, diff_args):
+                        args[j] = a
+                    return fwd(*args, **static_kw)
+
+                grads = (grads,) if single else tuple(grads)
+                outs, vjp = jax.vjp(f, *[full[j] for j in wanted])
+                outs = (outs,) if single else outs
+                cots = tuple(_cotangent(g, o) for g, o in zip(grads, outs))
+                res = _conj_tree(vjp(cots[0] if single else cots))
+                it = iter(res)
+                return tuple(next(it) if m else None for m in mask)
+            wanted_names = self.inputs
+        else:
+            wanted_names = self._backward_params
+
+        def run(*args):
+            saved = dict(zip(saved_names, args[:n_saved]))
+            grads = list(args[n_saved:])
+            for k, g in enumerate(grads):
+                if g is None:
+                    shape, dt = out_meta[k]
+                    grads[k] = jnp.zeros(shape, dt if _differentiable_dtype(np.dtype(dt)) else jnp.float32)
+            kw = {n: (saved[n] if n in saved else names[n]) for n in wanted_names if n in saved or n in names}
+            outs = formula(grads[0] if single else tuple(grads), **kw)
+            if not isinstance(outs, (tuple, list)):
+                outs = (outs,)
+            res = []
+            for pos, m in enumerate(mask):
+                if m:
+                    shape, dt = in_meta[pos]
+                    res.append(_reduce_to(outs[pos], shape, dt))
+            return tuple(res)
+
+        jitted = jax.jit(run)
+        diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask))
+        compiled = (jitted, diff_op)
+        self._bwd[key] = compiled
+        return compiled
+
+
+def op(node_name, save=None, nondiff=(), outputs=("result",)):
+    """Decorator declaring a table op from its JAX forward (see the module docstring)."""
+    def deco(forward):
+        return OpDef(node_name, forward, save=save, nondiff=nondiff, outputs=outputs)
+    return deco
+
+
+class _FnOp(OpDef):
+    """An op over n arrays from a ready function; backward = jax.vjp of it (used for create_graph)."""
+
+    def __init__(self, node_name, raw, jitted, n_inputs, n_outputs):
+        names = tuple(f"arg{i}" for i in range(n_inputs))
+        outputs = tuple(f"r{i}" for i in range(n_outputs))
+        super().__init__(node_name, raw, inputs=names, statics=(), outputs=outputs, tuple_out=True)
+        self._fwd[()] = jitted
+
+    def __call__(self, *args):
+        return _apply(self, args, ())
+
+
+def _cotangent(g, out):
+    if jnp.issubdtype(out.dtype, jnp.inexact):
+        return jnp.conj(g).astype(out.dtype) if g is not None else jnp.zeros_like(out)
+    return np.zeros(out.shape, jax.dtypes.float0)
+
+
+def _conj_tree(xs):
+    return tuple(jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x for x in xs)
+
+
+def _reduce_to(g, shape, dt):
+    """Sum a broadcast gradient back to an input's shape and cast it to the input's dtype."""
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
+        g = jnp.sum(g, axis=axes, keepdims=False) if axes else g
+        g = g.reshape(shape)
+    if g.dtype != dt:
+        if not jnp.issubdtype(dt, jnp.complexfloating) and jnp.iscomplexobj(g):
+            g = jnp.real(g)
+        g = g.astype(dt)
+    return g
+
+
+def _apply(op, args, statics):
+    """Run one op: jitted forward; if grad mode is on and an input requires grad, record a node."""
+    arrays = [a._data if a is not None else None for a in args]
+    fwd = op._fwd.get(statics)
+    if fwd is None:
+        fwd = op._compile_forward(statics)
+    out = fwd(*arrays)
+    single = not op._tuple_out
+    outs = (out,) if single else tuple(out)
+    if _gm._state.grad_enabled:
+        for i in op.diff:
+            a = args[i]
+            if a is not None and a._requires_grad:
+                results = _record(op, args, arrays, statics, outs)
+                return results[0] if single else results
+    if single:
+        return _wrap(out)
+    return tuple(_wrap(o) for o in outs)
+
+
+def _record(op, args, arrays, statics, outs, inplace=None):
+    """Make the node of one op call and the output tensors that point to it."""
+    node = _new(op.node_cls)
+    node._seq = next(_seq_counter)
+    edges = []
+    mask = []
+    for i in op.diff:
+        t = args[i]
+        if t is None or not t._requires_grad:
+            edges.append((None, 0))
+            mask.append(False)
+        elif t._grad_fn is not None:
+            edges.append((t._grad_fn, t._output_nr))
+            mask.append(True)
+        else:
+            edges.append((t._grad_accumulator(), 0))
+            mask.append(True)
+    node.next_functions = tuple(edges)
+    node._mask = tuple(mask)
+    node._statics = statics
+    node._in_meta = tuple((arrays[i].shape, arrays[i].dtype) if arrays[i] is not None else None for i in op.diff)
+    node._out_meta = tuple((o.shape, o.dtype) for o in outs)
+
+    results = []
+    for k, o in enumerate(outs):
+        if k == 0 and inplace is not None:
+            t = inplace
+            if t._retains_grad:  # retain_grad follows the tensor to its new grad_fn
+                t._grad_fn._retains_grad.pop(t._output_nr, None)
+                node._retains_grad = {0: weakref.ref(t)}
+            t._data = o
+            t._version_counter().version += 1
+        else:
+            t = _wrap(o)
+        if _differentiable_dtype(o.dtype):
+            t._requires_grad = True
+            t._grad_fn = node
+            t._output_nr = k
+        results.append(t)
+
+    if op.saves:
+        saved = []
+        for name, kind, index, needed_by in op.saves:
+            if needed_by and not any(mask[j] for j in needed_by):
+                saved.append(None)
+            elif kind == "out":
+                t = results[index]
+                saved.append(_SavedTensor(outs[index], None, t._version_counter(), index))
+            else:
+                t = args[index]
+                if t is None:
+                    saved.append(None)
+                elif t._is_inference:
+                    raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can "
+                                       "make a clone to get a normal tensor and use it in autograd.")
+                elif t is inplace or getattr(t, "_wrapped_number", False):
+                    # the pre-mutation value of an in-place target, or a Python scalar: nothing to check
+                    saved.append(_SavedTensor(arrays[index], None if t is inplace else t, None, -1))
+                else:
+                    saved.append(_SavedTensor(arrays[index], t, t._version_counter(), -1))
+        node._saved = tuple(saved)
+    return results
+
+
+# ----- Python scalars as wrapped 0-d tensors (torch's "wrapped numbers") -----------------------------
+_scalar_cache = {}
+
+
+def _scalar(value):
+    """A cached 0-d tensor for a Python scalar: float64/int64/bool/complex128, as torch wraps them."""
+    key = (type(value), value)
+    t = _scalar_cache.get(key)
+    if t is None:
+        if len(_scalar_cache) > 4096:
+            _scalar_cache.clear()
+        if isinstance(value, bool):
+            a = jnp.asarray(value, jnp.bool_)
+        elif isinstance(value, int):
+            a = jnp.asarray(value, jnp.int64)
+        elif isinstance(value, complex):
+            a = jnp.asarray(value, jnp.complex128)
+        else:
+            a = jnp.asarray(value, jnp.float64)
+        t = _wrap(a)
+        t._wrapped_number = True
+        if value == value:  # NaN keys never match; do not fill the cache with them
+            _scalar_cache[key] = t
+    return t
+
+
+_INFERENCE_INPLACE_MSG = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _check_inplace(target):
+    """torch's checks before an in-place op; raise before anything is changed."""
+    if target._is_inference and not _gm._state.inference:
+        raise RuntimeError(_INFERENCE_INPLACE_MSG)
+    if _gm._state.grad_enabled and target._requires_grad and target._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _apply_inplace(op, target, args, statics):
+    """Run op on args (target among them) and write the result into target: rebind, bump version, rebase."""
+    _check_inplace(target)
+    arrays = [a._data if a is not None else None for a in args]
+    fwd = op._fwd.get(statics)
+    if fwd is None:
+        fwd = op._compile_forward(statics)
+    out = fwd(*arrays)
+    outs = (out,) if not op._tuple_out else tuple(out)
+    if outs[0].dtype != target._data.dtype:
+        raise RuntimeError(f"result type {_type_string(outs[0].dtype)[6:-6]} can't be cast to the desired output "
+                           f"type {_type_string(target._data.dtype)[6:-6]}")
+    if _gm._state.grad_enabled:
+        for i in op.diff:
+            a = args[i]
+            if a is not None and a._requires_grad:
+                _record(op, args, arrays, statics, outs, inplace=target)
+                return target
+    target._data = outs[0]
+    target._version_counter().version += 1
+    return target
