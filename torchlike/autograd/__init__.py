@@ -49,7 +49,8 @@ def _make_grads(outputs, grads):
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if isinstance(out, graph.GradientEdge):
             if g is None:
-                shape, dt = out.node._out_meta[out.output_nr]
+                aval = out.node._out_meta[out.output_nr]
+                shape, dt = aval.shape, aval.dtype
                 if any(s != 1 for s in shape):
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 from ..ops.creation import ones

@@ -83,10 +83,12 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
     _gm._state.grad_enabled = create_graph
     _current.task_id = next(_task_ids)
     try:
+        heappop, heappush = heapq.heappop, heapq.heappush
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = heappop(heap)[2]
             grads = buffers.pop(node)
-            grads = _call_tensor_pre_hooks(node, grads)
+            if node._tensor_pre_hooks is not None or node._retains_grad is not None or type(node) is AccumulateGrad:
+                grads = _call_tensor_pre_hooks(node, grads)
             if captures is not None:
                 cap = captures.get(node)
                 if cap is not None:
@@ -96,16 +98,19 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                     continue
             if node._pre_hooks:
                 grads = _call_pre_hooks(node, grads)
-            mask = None
-            if needed is not None and node._mask is not None:
-                mask = tuple(m and (nxt in needed or nxt in captures)
-                             for m, (nxt, _) in zip(node._mask, node.next_functions))
-            if any(g is not None for g in grads):
-                outputs = node._apply(grads) if mask is None else node._apply(grads, mask)
-            else:
+            for g in grads:
+                if g is not None:
+                    if needed is not None and node._mask is not None:
+                        mask = tuple([m and (nxt in needed or nxt in captures)
+                                      for m, (nxt, _) in zip(node._mask, node.next_functions)])
+                        outputs = node._apply(grads, mask)
+                    else:
+                        outputs = node._apply(grads)
+                    break
+            else:  # no gradient reached this node: nothing to compute, but its children still count it
                 outputs = [None] * len(node.next_functions)
-            if not keep_graph:
-                node._release()
+            if not keep_graph and node._saved:
+                node._saved = None
             if node._post_hooks:
                 outputs = _call_post_hooks(node, outputs, grads)
             for (nxt, nr), g in zip(node.next_functions, outputs):
@@ -121,7 +126,7 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 if g is not None:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 if left == 0:
-                    heapq.heappush(heap, (-nxt._seq, next(tie), nxt))
+                    heappush(heap, (-nxt._seq, next(tie), nxt))
     finally:
         _gm._state.grad_enabled = prev_mode
         _current.task_id = prev_task

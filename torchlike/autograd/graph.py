@@ -53,7 +53,7 @@ class Node:
     _seq = 0
     next_functions = ()
     _saved = ()  # None once freed by a backward without retain_graph
-    _out_meta = ()  # per forward output: (shape, numpy dtype)
+    _out_meta = ()  # per forward output: its jax aval (ShapedArray: .shape, .dtype)
     _pre_hooks = None  # dict id -> fn(grad_outputs)
     _post_hooks = None  # dict id -> fn(grad_inputs, grad_outputs)
     _tensor_pre_hooks = None  # dict output_nr -> dict id -> fn(grad), from Tensor.register_hook
@@ -78,7 +78,8 @@ class Node:
     @property
     def _input_metadata(self):
         from ..ops._registry import _InputMetadata
-        return [_InputMetadata(shape, dt) for shape, dt in self._out_meta]
+        from .._device import _device_of
+        return [_InputMetadata(aval.shape, aval.dtype, None) for aval in self._out_meta]
 
     def register_prehook(self, fn):
         """``fn(grad_outputs) -> tuple | None`` runs before the node; a tuple replaces grad_outputs."""
@@ -114,7 +115,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._out_meta = ((variable._data.shape, variable._data.dtype),)
+        self._out_meta = (variable._data.aval,)
 
     def name(self):
         return self._name

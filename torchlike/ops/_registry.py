@@ -127,7 +127,8 @@ class OpDef:
         names.update(zip(self.statics, statics))
         for pos, i in enumerate(self.diff):
             if in_meta[pos] is not None:
-                names[self.inputs[i] + "_shape"], names[self.inputs[i] + "_dtype"] = in_meta[pos]
+                names[self.inputs[i] + "_shape"] = in_meta[pos].shape
+                names[self.inputs[i] + "_dtype"] = in_meta[pos].dtype
         saved_names = [s[0] for s in self.saves]
         formula = self.backward
         single = not self._tuple_out
@@ -164,8 +165,9 @@ class OpDef:
             grads = list(args[n_saved:])
             for k, g in enumerate(grads):
                 if g is None:
-                    shape, dt = out_meta[k]
-                    grads[k] = jnp.zeros(shape, dt if _differentiable_dtype(np.dtype(dt)) else jnp.float32)
+                    aval = out_meta[k]
+                    dt = aval.dtype if _differentiable_dtype(aval.dtype) else jnp.float32
+                    grads[k] = jnp.zeros(aval.shape, dt)
             kw = {n: (saved[n] if n in saved else names[n]) for n in wanted_names if n in saved or n in names}
             outs = formula(grads[0] if single else tuple(grads), **kw)
             if not isinstance(outs, (tuple, list)):
@@ -173,8 +175,7 @@ class OpDef:
             res = []
             for pos, m in enumerate(mask):
                 if m:
-                    shape, dt = in_meta[pos]
-                    res.append(_reduce_to(outs[pos], shape, dt))
+                    res.append(_reduce_to(outs[pos], in_meta[pos].shape, in_meta[pos].dtype))
             return tuple(res)
 
         jitted = jax.jit(run)
@@ -269,8 +270,9 @@ def _record(op, args, arrays, statics, outs, inplace=None):
     node.next_functions = tuple(edges)
     node._mask = tuple(mask)
     node._statics = statics
-    node._in_meta = tuple((arrays[i].shape, arrays[i].dtype) if arrays[i] is not None else None for i in op.diff)
-    node._out_meta = tuple((o.shape, o.dtype) for o in outs)
+    # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
+    node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in op.diff])
+    out_meta = node._out_meta = tuple([o.aval for o in outs])
 
     results = []
     for k, o in enumerate(outs):
@@ -282,8 +284,9 @@ def _record(op, args, arrays, statics, outs, inplace=None):
             t._data = o
             t._version_counter().version += 1
         else:
-            t = _wrap(o)
-        if _differentiable_dtype(o.dtype):
+            t = _new(Tensor)  # grad mode is on here, so never an inference tensor
+            t._data = o
+        if out_meta[k].dtype.kind in "fcV":
             t._requires_grad = True
             t._grad_fn = node
             t._output_nr = k
@@ -292,9 +295,14 @@ def _record(op, args, arrays, statics, outs, inplace=None):
     if op.saves:
         saved = []
         for name, kind, index, needed_by in op.saves:
-            if needed_by and not any(mask[j] for j in needed_by):
-                saved.append(None)
-            elif kind == "out":
+            if needed_by:  # saved only if a gradient that uses it will be computed
+                for j in needed_by:
+                    if mask[j]:
+                        break
+                else:
+                    saved.append(None)
+                    continue
+            if kind == "out":
                 t = results[index]
                 saved.append(_SavedTensor(outs[index], None, t._version_counter(), index))
             else:

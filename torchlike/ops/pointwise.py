@@ -16,7 +16,7 @@ _FLOAT32 = np.dtype(np.float32)
 
 
 def _is_float(a):
-    return a.dtype.kind in "fc" or a.dtype == _dtype.bfloat16._np
+    return a.aval.dtype.kind in "fcV"  # V: bfloat16
 
 
 def _to_float(t):
@@ -331,9 +331,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def _binary_dtype(a, b):
     """torch's result dtype of (a, b): fast paths for the common cases, else the full rule."""
     if isinstance(a, Tensor):
-        da = a._data.dtype
+        da = a._data.aval.dtype
         if isinstance(b, Tensor):
-            if b._data.dtype == da:
+            if b._data.aval.dtype == da:
                 return da
         elif isinstance(b, float) and da.kind in "fc":
             return da
