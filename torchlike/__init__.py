@@ -25,6 +25,8 @@ from .ops.pointwise import *  # noqa: E402,F401,F403
 from .ops.reduction import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
+from .ops.indexing import *  # noqa: E402,F401,F403
+from . import nn  # noqa: E402,F401
 
 
 def result_type(tensor1, tensor2):

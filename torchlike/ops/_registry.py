@@ -101,6 +101,9 @@ class OpDef:
             attrs["_saved_" + name] = _saved_property(i)
         for i, name in enumerate(self.statics):
             attrs.setdefault("_saved_" + name, property(lambda node, i=i: node._statics[i]))
+        for pos, i in enumerate(self.diff):  # torch's _saved_<input>_sym_sizes
+            attrs.setdefault(f"_saved_{self.inputs[i]}_sym_sizes",
+                             property(lambda node, pos=pos: tuple(node._in_meta[pos].shape)))
         self.node_cls = type(node_name, (_OpNode,), attrs)
 
     def derivative(self, fn):

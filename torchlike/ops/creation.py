@@ -15,6 +15,10 @@ from .._device import device as _device
 from .._tensor import Tensor, _wrap, _differentiable_dtype
 from ._registry import op, _apply
 
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+           "empty_like", "full_like", "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed", "rand",
+           "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal"]
+
 _CANT_REQUIRE = "Only Tensors of floating point and complex dtype can require gradients"
 
 

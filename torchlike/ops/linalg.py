@@ -5,6 +5,8 @@ from ._registry import op, _apply
 from ._util import _methods
 from .pointwise import _binary_dtype
 
+__all__ = ["mm", "matmul", "addmm"]
+
 
 @op("MmBackward0", save={"self": ("mat2",), "mat2": ("self",)})
 def _mm(self, mat2):

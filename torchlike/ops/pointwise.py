@@ -12,7 +12,12 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ._registry import op, _apply, _apply_inplace, _scalar, OpDef
 
-_FLOAT32 = np.dtype(np.float32)
+__all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+           "sigmoid", "reciprocal", "relu", "silu", "sign", "clone", "gelu", "softplus", "leaky_relu", "add", "sub",
+           "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "pow", "square",
+           "maximum", "minimum", "clamp", "clip", "clamp_min", "clamp_max", "where", "eq", "ne", "lt", "le", "gt",
+           "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "isnan", "isinf", "isfinite",
+           "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not", "allclose", "isclose", "equal"]
 
 
 def _is_float(a):
@@ -48,7 +53,7 @@ def _unary(name, entry, float_only=True, method=True, inplace=True):
     else:
         def fn(input):
             return _apply(entry, (input,), ())
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} (node {entry.name})."
     if method:
         _method(name, fn)

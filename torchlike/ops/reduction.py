@@ -6,6 +6,8 @@ from .. import _dtype
 from ._registry import op, _apply
 from ._util import _dims, _methods
 
+__all__ = ["sum", "mean"]
+
 
 def _sum_dtype(t, dtype):
     if dtype is not None:

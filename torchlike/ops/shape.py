@@ -5,6 +5,8 @@ from .._tensor import _wrap_dim
 from ._registry import op, _apply
 from ._util import _methods, _shape_arg
 
+__all__ = ["reshape", "transpose", "t"]
+
 
 def _infer_shape(shape, numel):
     if -1 in shape:

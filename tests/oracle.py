@@ -1,0 +1,56 @@
+"""Helpers for checking torchlike against real torch on the same NumPy inputs."""
+import numpy as np
+import torch
+
+import torchlike as tl
+
+
+def pair(array, requires_grad=False):
+    """The same NumPy array as a torchlike tensor and a torch tensor (same dtype)."""
+    array = np.asarray(array)
+    a = tl.tensor(array, requires_grad=requires_grad)
+    b = torch.tensor(array, requires_grad=requires_grad)
+    return a, b
+
+
+def dtype_name(d):
+    return str(d).split(".")[-1]
+
+
+def assert_same(tl_value, torch_value, rtol=1e-5, atol=1e-6, check_dtype=True):
+    """Values, shape and dtype of a torchlike tensor equal those of a torch tensor (None matches None)."""
+    if torch_value is None or tl_value is None:
+        assert tl_value is None and torch_value is None, (tl_value, torch_value)
+        return
+    if isinstance(torch_value, (tuple, list)):
+        assert len(tl_value) == len(torch_value)
+        for a, b in zip(tl_value, torch_value):
+            assert_same(a, b, rtol, atol, check_dtype)
+        return
+    expected = torch_value.detach().numpy() if isinstance(torch_value, torch.Tensor) else np.asarray(torch_value)
+    actual = np.asarray(tl_value.detach()._data) if isinstance(tl_value, tl.Tensor) else np.asarray(tl_value)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if check_dtype and isinstance(torch_value, torch.Tensor):
+        assert dtype_name(tl_value.dtype) == dtype_name(torch_value.dtype), (tl_value.dtype, torch_value.dtype)
+    if expected.dtype == np.bool_ or expected.dtype.kind in "iu":
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        np.testing.assert_allclose(actual.astype(np.complex128 if actual.dtype.kind == "c" else np.float64),
+                                   expected.astype(np.complex128 if expected.dtype.kind == "c" else np.float64),
+                                   rtol=rtol, atol=atol, equal_nan=True)
+
+
+def graph(t):
+    """Nested (name, [children]) description of the autograd graph below a tensor or node."""
+    node = t.grad_fn if hasattr(t, "grad_fn") else t
+    if node is None:
+        return None
+    return (node.name(), [None if n is None else graph(n) for n, _ in node.next_functions])
+
+
+def graph_with_nr(t):
+    """Like graph(), also recording the output_nr of each edge."""
+    node = t.grad_fn if hasattr(t, "grad_fn") else t
+    if node is None:
+        return None
+    return (node.name(), [(None if n is None else graph_with_nr(n), nr) for n, nr in node.next_functions])

@@ -1,0 +1,2 @@
+"""torchlike.nn: neural-network building blocks (functional forms first)."""
+from . import functional  # noqa: F401

@@ -1,0 +1,3 @@
+"""torchlike.nn.functional: linear, activations, softmax family and losses."""
+
+__all__ = []
