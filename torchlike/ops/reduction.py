@@ -1,17 +1,115 @@
-"""Reductions: sum, mean (more of them arrive with the op-table work)."""
+"""Reductions: sum, mean, prod, amax/amin, max/min, var/std, logsumexp, softmax family, cumsum, norm,
+argmax/argmin, all/any.
+
+Dims reach the table as torch's caller wrote them (``(0, -1)``), so each node's ``_saved_dim`` reads as
+torch's does (a negative dim shows as ``2**64 + d``, as torch 2.13 prints it); forwards and formulas
+normalise them with the input's rank at trace time. ``dim=()`` reduces every dim, as in torch (all/any: none).
+"""
+import builtins
+import collections
+import operator
+import warnings
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._tensor import Tensor, _wrap_dim, _type_string
 from ._registry import op, _apply
-from ._util import _dims, _methods
+from ._util import _methods
+from .pointwise import maximum, minimum, _to_float
 
-__all__ = ["sum", "mean"]
+__all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "var", "std", "logsumexp", "softmax",
+           "log_softmax", "cumsum", "norm", "argmax", "argmin", "all", "any"]
+
+_NOT_GIVEN = object()
+_pymax = builtins.max  # this module defines torch's max/min/sum/all/any
 
 
+# ----- dims ------------------------------------------------------------------------------------------------
+def _index(d, fn):
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'dim' (position 1) must be int, not {type(d).__name__}")
+    return operator.index(d)
+
+
+def _dim_list(dim, ndim, fn):
+    """torch's dims as written (a tuple of ints), checked: IndexError out of range, no repeats."""
+    dims = (_index(dim, fn),) if not isinstance(dim, (tuple, list)) else tuple(_index(d, fn) for d in dim)
+    seen = set()
+    for d in dims:
+        w = _wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    return dims
+
+
+def _one_dim(dim, ndim, fn):
+    d = _index(dim, fn)
+    _wrap_dim(d, ndim)
+    return d
+
+
+def _axes(dim, ndim):
+    """Normalised jax axes of a dim tuple (None or (): every dim)."""
+    if not dim:
+        return tuple(range(ndim))
+    return tuple(d % ndim for d in dim) if ndim else ()
+
+
+def _axis(dim, ndim):
+    return dim % ndim if ndim else None
+
+
+def _restore(g, axes, keepdim):
+    """Put reduced dims back (size 1) so g broadcasts against the input."""
+    return g if keepdim or not axes else jnp.expand_dims(g, axes)
+
+
+def _dim_value(d):
+    # torch 2.13 reports saved (signed) dims through an unsigned conversion: -1 reads 18446744073709551615
+    if d is None:
+        return None
+    if isinstance(d, tuple):
+        return tuple(x + 2 ** 64 if x < 0 else x for x in d)
+    return d + 2 ** 64 if d < 0 else d
+
+
+def _torch_attrs(entry, names, **extra):
+    """Make the node's ``_saved_*`` attributes exactly torch's: drop the others, add computed ones."""
+    cls = entry.node_cls
+    for attr in [a for a in vars(cls) if a.startswith("_saved_")]:
+        if attr[7:] not in names and attr[7:] not in extra:
+            delattr(cls, attr)
+    for name, fn in extra.items():
+        setattr(cls, "_saved_" + name, property(fn))
+    if "dim" in names:
+        i = entry.statics.index("dim")
+        cls._saved_dim = property(lambda node: _dim_value(node._statics[i]))
+
+
+def _numel_of_self(node):
+    return int(np.prod(node._in_meta[0].shape))
+
+
+def _type_word(np_dtype):
+    return _type_string(np.dtype(np_dtype))[6:-6]
+
+
+def _is_float(t):
+    return t._data.dtype.kind in "fcV"
+
+
+def _np_dtype(dtype):
+    return _dtype.to_dtype(dtype)._np
+
+
+# ----- sum, mean ---------------------------------------------------------------------------------------------
 def _sum_dtype(t, dtype):
     if dtype is not None:
-        return _dtype.to_dtype(dtype)._np
+        return _np_dtype(dtype)
     d = t._data.dtype
     return np.dtype(np.int64) if d.kind in "biu" else d
 
@@ -28,22 +126,21 @@ def _(grad, self_shape):
 
 @op("SumBackward1", save=())
 def _sum_dim(self, *, dim, keepdim, dtype):
-    return jnp.sum(self, axis=dim, keepdims=keepdim, dtype=dtype)
+    return jnp.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
 
 
 @_sum_dim.derivative
 def _(grad, dim, keepdim, self_shape):
-    if not keepdim:
-        grad = jnp.expand_dims(grad, dim)
-    return jnp.broadcast_to(grad, self_shape)
+    return jnp.broadcast_to(_restore(grad, _axes(dim, len(self_shape)), keepdim), self_shape)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
-    """Sum of all elements (SumBackward0) or over ``dim`` (SumBackward1)."""
+    """Sum of all elements (SumBackward0) or over ``dim`` (SumBackward1); integers sum to int64."""
     dt = _sum_dtype(input, dtype)
-    if dim is None:
+    if dim is None and not keepdim:
         return _apply(_sum_all, (input,), (dt,))
-    return _apply(_sum_dim, (input,), (_dims(dim, input.ndim), bool(keepdim), dt))
+    dims = None if dim is None else _dim_list(dim, input.ndim, "sum")
+    return _apply(_sum_dim, (input,), (dims, bool(keepdim), dt))
 
 
 @op("MeanBackward0", save=())
@@ -53,32 +150,511 @@ def _mean_all(self, *, dtype):
 
 @_mean_all.derivative
 def _(grad, self_shape):
-    n = int(np.prod(self_shape))
-    return jnp.broadcast_to(grad / n, self_shape)
+    return jnp.broadcast_to(grad / _pymax(int(np.prod(self_shape)), 1), self_shape)
 
 
 @op("MeanBackward1", save=())
 def _mean_dim(self, *, dim, keepdim, dtype):
-    return jnp.mean(self, axis=dim, keepdims=keepdim, dtype=dtype)
+    return jnp.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
 
 
 @_mean_dim.derivative
 def _(grad, dim, keepdim, self_shape):
-    n = int(np.prod([self_shape[d] for d in dim]))
-    if not keepdim:
-        grad = jnp.expand_dims(grad, dim)
-    return jnp.broadcast_to(grad / n, self_shape)
+    axes = _axes(dim, len(self_shape))
+    n = int(np.prod([self_shape[d] for d in axes]))
+    return jnp.broadcast_to(_restore(grad, axes, keepdim) / _pymax(n, 1), self_shape)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements (MeanBackward0) or over ``dim`` (MeanBackward1); floating inputs only."""
-    dt = _dtype.to_dtype(dtype)._np if dtype is not None else input._data.dtype
+    dt = _np_dtype(dtype) if dtype is not None else input._data.dtype
     if np.dtype(dt).kind not in "fcV":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {input.dtype.name.capitalize()}")
-    if dim is None:
+                           f"or complex dtype. Got: {_type_word(dt)}")
+    if dim is None and not keepdim:
         return _apply(_mean_all, (input,), (dt,))
-    return _apply(_mean_dim, (input,), (_dims(dim, input.ndim), bool(keepdim), dt))
+    dims = None if dim is None else _dim_list(dim, input.ndim, "mean")
+    return _apply(_mean_dim, (input,), (dims, bool(keepdim), dt))
 
 
-_methods(sum=sum, mean=mean)
+_torch_attrs(_sum_all, ("self_sym_sizes",))
+_torch_attrs(_sum_dim, ("dim", "keepdim", "self_sym_sizes"))
+_torch_attrs(_mean_all, ("self_sym_sizes",), self_sym_numel=_numel_of_self)
+_torch_attrs(_mean_dim, ("dim", "keepdim", "self_sym_sizes"), self_sym_numel=_numel_of_self)
+
+
+# ----- prod --------------------------------------------------------------------------------------------------
+def _prod_of_others(x, axis):
+    """Product of all other elements along axis, without dividing (exact with zeros in the input)."""
+    n = x.shape[axis]
+    ones = jnp.ones_like(jax.lax.slice_in_dim(x, 0, 1, axis=axis))
+    left = jnp.concatenate([ones, jnp.cumprod(jax.lax.slice_in_dim(x, 0, n - 1, axis=axis), axis=axis)], axis)
+    rev = jnp.flip(x, axis)
+    right = jnp.concatenate([ones, jnp.cumprod(jax.lax.slice_in_dim(rev, 0, n - 1, axis=axis), axis=axis)], axis)
+    return left * jnp.flip(right, axis)
+
+
+@op("ProdBackward0", save=("self", "result"))
+def _prod_all(self, *, dtype):
+    return jnp.prod(self, dtype=dtype)
+
+
+@_prod_all.derivative
+def _(grad, self, result):
+    x = self.astype(result.dtype)
+    if x.size == 0:
+        return jnp.zeros(x.shape, x.dtype)
+    others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
+    return grad * jnp.conj(others)
+
+
+@op("ProdBackward1", save=("self", "result"))
+def _prod_dim(self, *, dim, keepdim, dtype):
+    return jnp.prod(self, axis=_axis(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+
+
+@_prod_dim.derivative
+def _(grad, self, result, dim, keepdim):
+    x = self.astype(result.dtype)
+    if x.ndim == 0:
+        return grad
+    axis = _axis(dim, x.ndim)
+    if x.shape[axis] == 0:
+        return jnp.zeros(x.shape, x.dtype)
+    return _restore(grad, (axis,), keepdim) * jnp.conj(_prod_of_others(x, axis))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements (ProdBackward0) or along one ``dim`` (ProdBackward1); exact gradient with zeros."""
+    dt = _sum_dtype(input, dtype)
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod() received an invalid combination of arguments - got (keepdim=bool)")
+        return _apply(_prod_all, (input,), (dt,))
+    return _apply(_prod_dim, (input,), (_one_dim(dim, input.ndim, "prod"), bool(keepdim), dt))
+
+
+_torch_attrs(_prod_all, ("self", "result"))
+_torch_attrs(_prod_dim, ("self", "result", "dim", "keepdim"))
+
+
+# ----- amax / amin, max / min ---------------------------------------------------------------------------------
+def _check_nonempty(input, fn, axes, exc=RuntimeError):
+    """torch's errors for a max-like reduction over no elements."""
+    shape = input.shape
+    if axes is None:
+        if input.numel() == 0:
+            extra = "" if exc is IndexError else " Specify the reduction dim with the 'dim' argument."
+            raise exc(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
+        return
+    for a in axes:
+        if input.ndim and shape[a] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {a} to have non-zero size.")
+
+
+def _extreme(name, jfn):
+    """amax/amin: AmaxBackward0 / AminBackward0; ties share the gradient evenly."""
+    @op(f"{name.capitalize()}Backward0", save=("self", "result"))
+    def entry(self, *, dim, keepdim):
+        return jfn(self, axis=_axes(dim, self.ndim), keepdims=keepdim)
+
+    @entry.derivative
+    def _(grad, self, result, dim, keepdim):
+        axes = _axes(dim, self.ndim)
+        mask = (self == _restore(result, axes, keepdim)).astype(grad.dtype)
+        return _restore(grad, axes, keepdim) * mask / jnp.sum(mask, axis=axes, keepdims=True)
+
+    _torch_attrs(entry, ("self", "result", "dim", "keepdim"))
+
+    def fn(input, dim=(), keepdim=False):
+        dims = _dim_list(dim, input.ndim, name)
+        _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims))
+        return _apply(entry, (input,), (dims, bool(keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name} over ``dim`` (all dims by default); ties share the gradient evenly ({entry.name})."
+    return fn
+
+
+amax = _extreme("amax", jnp.max)
+amin = _extreme("amin", jnp.min)
+
+
+def _return_type(name):
+    cls = collections.namedtuple(name, ("values", "indices"))
+    cls.__repr__ = lambda self: f"torchlike.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return cls
+
+
+_max_type = _return_type("max")
+_min_type = _return_type("min")
+
+
+def _max_min(name, jfn, argfn, rtype, binary):
+    big = name.capitalize()
+
+    @op(f"{big}Backward1", save=("self", "result"))
+    def entry_all(self):
+        return jfn(self)
+
+    @entry_all.derivative
+    def _(grad, self, result):  # torch's evenly_distribute_backward (NaN-aware)
+        mask = (self == result) | (jnp.isnan(self) & jnp.isnan(result))
+        return jnp.where(mask, grad / jnp.sum(mask).astype(grad.dtype), 0)
+
+    @op(f"{big}Backward0", save=("indices",), outputs=("values", "indices"))
+    def entry_dim(self, *, dim, keepdim):
+        if self.ndim == 0:
+            return self, jnp.zeros((), jnp.int64)
+        axis = _axis(dim, self.ndim)
+        idx = jnp.expand_dims(argfn(self, axis=axis).astype(jnp.int64), axis)
+        values = jnp.take_along_axis(self, idx, axis=axis)
+        if not keepdim:
+            values, idx = jnp.squeeze(values, axis), jnp.squeeze(idx, axis)
+        return values, idx
+
+    @entry_dim.derivative
+    def _(grads, indices, dim, keepdim, self_shape):
+        grad = grads[0]
+        if not self_shape:
+            return grad
+        axis = _axis(dim, len(self_shape))
+        grad, indices = _restore(grad, (axis,), keepdim), _restore(indices, (axis,), keepdim)
+        hit = jax.lax.broadcasted_iota(jnp.int64, self_shape, axis) == indices
+        return jnp.where(hit, grad, 0)
+
+    _torch_attrs(entry_all, ("self", "result"))
+    _torch_attrs(entry_dim, ("indices", "dim", "keepdim", "self_sym_sizes"))
+
+    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
+        if isinstance(dim, Tensor) or other is not None:
+            return binary(input, dim if other is None else other)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool, )")
+            _check_nonempty(input, name, None)
+            return _apply(entry_all, (input,), ())
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(dim).__name__})")
+        d = _one_dim(dim, input.ndim, name)
+        _check_nonempty(input, name, (_wrap_dim(d, input.ndim),))
+        return rtype(*_apply(entry_dim, (input,), (d, bool(keepdim))))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{name}(): all elements ({big}Backward1); {name}(dim, keepdim): (values, indices) "
+                  f"({big}Backward0); {name}(other): elementwise {binary.__name__}.")
+    return fn
+
+
+max = _max_min("max", jnp.max, jnp.argmax, _max_type, maximum)  # noqa: A001 - torch's name
+min = _max_min("min", jnp.min, jnp.argmin, _min_type, minimum)  # noqa: A001
+
+
+# ----- var, std ------------------------------------------------------------------------------------------------
+def _dof(shape, axes, correction):
+    n = int(np.prod([shape[a] for a in axes]))
+    return n - (1 if correction is None else correction)
+
+
+def _var_grad(grad, self, dim, correction, keepdim):
+    axes = _axes(dim, self.ndim)
+    dof = _dof(self.shape, axes, correction)
+    dev = self - jnp.mean(self, axis=axes, keepdims=True)
+    return (2.0 / _pymax(dof, 0)) * _restore(grad, axes, keepdim) * dev
+
+
+@op("VarBackward0", save=("self",))
+def _var(self, *, dim, correction, keepdim):
+    axes = _axes(dim, self.ndim)
+    dev = self - jnp.mean(self, axis=axes, keepdims=True)
+    sq = jnp.real(dev * jnp.conj(dev)) if jnp.iscomplexobj(dev) else dev * dev
+    return jnp.sum(sq, axis=axes, keepdims=keepdim) / _pymax(_dof(self.shape, axes, correction), 0)
+
+
+@_var.derivative
+def _(grad, self, dim, correction, keepdim):
+    return _var_grad(grad, self, dim, correction, keepdim)
+
+
+@op("StdBackward0", save=("self", "result"))
+def _std(self, *, dim, correction, keepdim):
+    return jnp.sqrt(_var.forward(self, dim=dim, correction=correction, keepdim=keepdim))
+
+
+@_std.derivative
+def _(grad, self, result, dim, correction, keepdim):
+    grad_var = jnp.where(result == 0, 0, grad / (2 * result))
+    return _var_grad(grad_var, self, dim, correction, keepdim)
+
+
+_torch_attrs(_var, ("self", "dim", "correction", "keepdim"))
+_torch_attrs(_std, ("self", "result", "dim", "correction", "keepdim"))
+
+
+def _var_args(input, fn, dim, unbiased, correction):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is not _NOT_GIVEN and unbiased is not None:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got (correction=, unbiased=)")
+    if correction is not _NOT_GIVEN:
+        corr = correction
+    elif unbiased is not None:
+        corr = int(bool(unbiased))
+    else:  # torch records None only when neither dim nor a correction was spelled out
+        corr = None if dim is _NOT_GIVEN else 1
+    if dim is _NOT_GIVEN or dim is None:
+        dims = None
+    else:
+        dims = _dim_list(dim, input.ndim, fn)
+    if not _is_float(input):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if _dof(input.shape, _axes(dims, input.ndim), corr) <= 0:
+        warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      f"factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return dims, corr
+
+
+def var(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
+    """Variance over ``dim`` with ``correction`` (or ``unbiased``) (VarBackward0)."""
+    dims, corr = _var_args(input, "var", dim, unbiased, correction)
+    return _apply(_var, (input,), (dims, corr, bool(keepdim)))
+
+
+def std(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
+    """Standard deviation over ``dim`` with ``correction`` (or ``unbiased``) (StdBackward0)."""
+    dims, corr = _var_args(input, "std", dim, unbiased, correction)
+    return _apply(_std, (input,), (dims, corr, bool(keepdim)))
+
+
+# ----- logsumexp, softmax, log_softmax ----------------------------------------------------------------------
+@op("LogsumexpBackward0", save=("self", "result"))
+def _logsumexp(self, *, dim, keepdim):
+    return jax.nn.logsumexp(self, axis=_axes(dim, self.ndim), keepdims=keepdim)
+
+
+@_logsumexp.derivative
+def _(grad, self, result, dim, keepdim):
+    axes = _axes(dim, self.ndim)
+    return _restore(grad, axes, keepdim) * jnp.conj(jnp.exp(self - _restore(result, axes, keepdim)))
+
+
+_torch_attrs(_logsumexp, ("self", "result", "dim", "keepdim"))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over ``dim``, computed stably (LogsumexpBackward0); integers become float."""
+    dims = _dim_list(dim, input.ndim, "logsumexp")
+    return _apply(_logsumexp, (_to_float(input),), (dims, bool(keepdim)))
+
+
+def _softmax_axis(x, dim):
+    return _axis(dim, x.ndim) if x.ndim else None
+
+
+@op("SoftmaxBackward0", save=("result",))
+def _softmax(self, *, dim):
+    axis = _softmax_axis(self, dim)
+    e = jnp.exp(self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True)))
+    return e / jnp.sum(e, axis=axis, keepdims=True)
+
+
+@_softmax.derivative
+def _(grad, result, dim):
+    axis = _softmax_axis(result, dim)
+    return result * (grad - jnp.sum(grad * result, axis=axis, keepdims=True))
+
+
+@op("LogSoftmaxBackward0", save=("result",))
+def _log_softmax(self, *, dim):
+    axis = _softmax_axis(self, dim)
+    shifted = self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True))
+    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+
+
+@_log_softmax.derivative
+def _(grad, result, dim):
+    axis = _softmax_axis(result, dim)
+    return grad - jnp.exp(result) * jnp.sum(grad, axis=axis, keepdims=True)
+
+
+_torch_attrs(_softmax, ("result", "dim"))
+_torch_attrs(_log_softmax, ("result", "dim"))
+
+
+def _softmax_like(entry, kernel, input, dim, dtype):
+    d = _one_dim(dim, input.ndim, kernel)
+    if dtype is not None and _np_dtype(dtype) != input._data.dtype:
+        input = input.to(dtype)  # ToCopyBackward0 below the softmax node, as in torch
+    if input._data.dtype.kind not in "fV":
+        last = "lastdim_" if input.ndim <= 1 or _wrap_dim(d, input.ndim) == input.ndim - 1 else ""
+        raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
+                                  f"'{_type_word(input._data.dtype)}'")
+    return _apply(entry, (input,), (d,))
+
+
+def softmax(input, dim, dtype=None, *, _stacklevel=3):
+    """exp(x) / sum(exp(x)) along ``dim``, stable for large inputs (SoftmaxBackward0, saves result)."""
+    return _softmax_like(_softmax, "softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+    """x - logsumexp(x) along ``dim``, stable for large inputs (LogSoftmaxBackward0, saves result)."""
+    return _softmax_like(_log_softmax, "log_softmax", input, dim, dtype)
+
+
+# ----- cumsum --------------------------------------------------------------------------------------------------
+@op("CumsumBackward0", save=())
+def _cumsum(self, *, dim, dtype):
+    if self.ndim == 0:
+        return self.astype(dtype)
+    return jnp.cumsum(self, axis=_axis(dim, self.ndim), dtype=dtype)
+
+
+@_cumsum.derivative
+def _(grad, dim):
+    if grad.ndim == 0:
+        return grad
+    axis = _axis(dim, grad.ndim)
+    return jnp.flip(jnp.cumsum(jnp.flip(grad, axis), axis=axis), axis)
+
+
+_torch_attrs(_cumsum, ("dim",))
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along ``dim`` (CumsumBackward0); integers accumulate in int64."""
+    return _apply(_cumsum, (input,), (_one_dim(dim, input.ndim, "cumsum"), _sum_dtype(input, dtype)))
+
+
+# ----- norm ------------------------------------------------------------------------------------------------------
+@op("LinalgVectorNormBackward0", save=("self", "result"))
+def _vector_norm(self, *, ord, dim, keepdim, dtype):  # noqa: A002 - torch's name
+    axes = _axes(dim, self.ndim)
+    a = jnp.abs(self.astype(dtype))
+    if ord == float("inf"):
+        return jnp.max(a, axis=axes, keepdims=keepdim)
+    if ord == -float("inf"):
+        return jnp.min(a, axis=axes, keepdims=keepdim)
+    if ord == 0:
+        return jnp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+    if ord == 1:
+        return jnp.sum(a, axis=axes, keepdims=keepdim)
+    if ord == 2:
+        return jnp.sqrt(jnp.sum(a * a, axis=axes, keepdims=keepdim))
+    return jnp.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+
+
+@_vector_norm.derivative
+def _(grad, self, result, ord, dim, keepdim, dtype):  # noqa: A002 - torch's norm_backward
+    axes = _axes(dim, self.ndim)
+    x = self.astype(dtype)
+    g, r = _restore(grad, axes, keepdim), _restore(result, axes, keepdim)
+    sgn = jnp.sign(x) if not jnp.iscomplexobj(x) else x / jnp.where(x == 0, 1, jnp.abs(x))
+    if ord == 0:
+        return jnp.zeros(x.shape, grad.dtype)
+    if ord == 1:
+        return sgn * g
+    if ord == 2:
+        return g * jnp.where(r == 0, 0, x / jnp.where(r == 0, 1, r))
+    if ord in (float("inf"), -float("inf")):
+        mask = (jnp.abs(x) == r).astype(grad.dtype)
+        return sgn * (g / jnp.sum(mask, axis=axes, keepdims=True)) * mask
+    a = jnp.abs(x)
+    if ord < 1:
+        return jnp.where(x == 0, 0, sgn * a ** (ord - 1)) * g * r ** (1 - ord)
+    scale = jnp.where(r == 0, 0, g / jnp.where(r == 0, 1, r ** (ord - 1)))
+    return (sgn * a ** (ord - 1) if ord < 2 else x * a ** (ord - 2)) * scale
+
+
+_torch_attrs(_vector_norm, ("self", "result", "ord", "dim", "keepdim"))
+
+
+def _norm_dtype(input, dtype):
+    src = input._data.dtype
+    if src.kind not in "fcV":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_word(src)}")
+    if dtype is None:
+        return src
+    dt = np.dtype(_np_dtype(dtype))
+    if dt.kind not in "fcV":
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got {_type_word(dt)}")
+    if jnp.promote_types(src, dt) != dt:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_type_word(src)}) should be convertible "
+                           f"without narrowing to the specified dtype ({_type_word(dt)})")
+    return dt
+
+
+def _linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm (LinalgVectorNormBackward0); for linalg.py to re-export."""
+    dt = _norm_dtype(input, dtype)
+    dims = None if dim is None else _dim_list(dim, input.ndim, "linalg_vector_norm")
+    ord = ord.item() if isinstance(ord, np.generic) else ord  # noqa: A001
+    return _apply(_vector_norm, (input,), (ord, dims, bool(keepdim), dt))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector p-norm over ``dim`` (all dims by default), as torch.norm: LinalgVectorNormBackward0."""
+    if isinstance(p, str):
+        if p != "fro":
+            raise NotImplementedError(f"torchlike.norm: p={p!r} (a matrix norm) is not supported; "
+                                      f"use p='fro' or a number")
+        p = 2
+    if p is None:
+        p = 2
+    return _linalg_vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+# ----- argmax / argmin, all / any (no gradient) -------------------------------------------------------------
+def _arg(name, jfn):
+    @op(name, save=(), nondiff=("self",))
+    def entry(self, *, dim, keepdim):
+        if dim is None:
+            idx = jfn(self.reshape(-1)).astype(jnp.int64)
+            return idx.reshape((1,) * self.ndim) if keepdim else idx
+        if self.ndim == 0:
+            return jnp.zeros((), jnp.int64)
+        return jfn(self, axis=_axis(dim, self.ndim), keepdims=keepdim).astype(jnp.int64)
+
+    def fn(input, dim=None, keepdim=False):
+        if input._data.dtype == np.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if dim is None:
+            _check_nonempty(input, name, None, IndexError)
+        else:
+            dim = _one_dim(dim, input.ndim, name)
+            _check_nonempty(input, name, (_wrap_dim(dim, input.ndim),))
+        return _apply(entry, (input,), (dim, bool(keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Indices (int64) of the {name[3:]}imum over ``dim`` (of the flattened input by default)."
+    return fn
+
+
+argmax = _arg("argmax", jnp.argmax)
+argmin = _arg("argmin", jnp.argmin)
+
+
+def _logical(name, jfn):
+    @op(name, save=(), nondiff=("self",))
+    def entry(self, *, dim, keepdim):
+        axes = tuple(range(self.ndim)) if dim is None else _axes(dim, self.ndim) if dim else ()
+        res = jfn(self != 0, axis=axes, keepdims=keepdim)
+        return res.astype(np.uint8) if self.dtype == np.uint8 else res
+
+    def fn(input, dim=None, keepdim=False):
+        dims = None if dim is None else _dim_list(dim, input.ndim, name)
+        return _apply(entry, (input,), (dims, bool(keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Whether {name} elements are nonzero, over ``dim`` (all dims by default); bool result."
+    return fn
+
+
+all = _logical("all", jnp.all)  # noqa: A001 - torch's name
+any = _logical("any", jnp.any)  # noqa: A001
+
+
+_methods(sum=sum, mean=mean, prod=prod, amax=amax, amin=amin, max=max, min=min, var=var, std=std,
+         logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, cumsum=cumsum, norm=_norm_method, argmax=argmax,
+         argmin=argmin, all=all, any=any)

@@ -1,23 +1,106 @@
-"""Shape ops: reshape/view, transpose, t (more arrive with the op-table work)."""
-import jax.numpy as jnp
+"""Shape ops: view/reshape, transposes and permutations, squeeze/expand/repeat, cat/stack, split/chunk/unbind.
 
-from .._tensor import _wrap_dim
-from ._registry import op, _apply
+Each torch node kind is one table entry. Dims are passed to the table as the caller wrote them (negative
+ones too), because torch saves them that way: ``_saved_dim`` of ``cat(..., dim=-1)`` is -1 read as an
+unsigned 64-bit number. Forwards and formulas therefore accept negative dims (JAX does too).
+
+Ops with a variable number of inputs (cat, stack) or outputs (split, chunk, unbind) get one table entry
+per count, made on first use by ``_variadic``; all share one node name and formula. A multi-output op
+makes ONE node whose outputs have output_nr 0..k-1.
+
+Views: every op here returns a new tensor for now. The ops that are views in torch go through
+``_view_op`` so that view tracking (``_base``, a version counter shared with the base) can be added in
+one place later.
+"""
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim, _type_string
+from ._registry import op, _apply, OpDef
 from ._util import _methods, _shape_arg
 
-__all__ = ["reshape", "transpose", "t"]
+__all__ = ["reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t", "permute",
+           "movedim", "moveaxis", "squeeze", "unsqueeze", "cat", "concat", "concatenate", "stack", "split",
+           "chunk", "unbind", "narrow", "flip"]
 
 
-def _infer_shape(shape, numel):
-    if -1 in shape:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    return shape
+# ----- helpers -----------------------------------------------------------------------------------------
+def _view_op(entry, input, statics):
+    """Run an op that is a view in torch (single place to add view tracking later)."""
+    out = _apply(entry, (input,), statics)
+    return tuple(out) if isinstance(out, list) else out  # _apply returns a list when it records a node
 
 
+def _torch_int(v):
+    """torch keeps saved dims as int64 and shows negative ones through uint64 (-1 -> 2**64 - 1)."""
+    if isinstance(v, tuple):
+        return tuple(_torch_int(x) for x in v)
+    return v + (1 << 64) if v < 0 else v
+
+
+def _torch_saved(entry, unsigned=(), hide=()):
+    """Make the node's ``_saved_*`` attributes the ones torch has: raw dims shown as torch does, extras hidden."""
+    cls = entry.node_cls
+    for name in unsigned:
+        fget = cls.__dict__["_saved_" + name].fget
+        setattr(cls, "_saved_" + name, property(lambda node, f=fget: _torch_int(f(node))))
+    for name in hide:
+        delattr(cls, "_saved_" + name)
+    return entry
+
+
+def _variadic(cache, count, make):
+    """The table entry for ``count`` inputs/outputs, made once by ``make(count)``."""
+    entry = cache.get(count)
+    if entry is None:
+        entry = cache[count] = make(count)
+    return entry
+
+
+def _norm(dim, ndim):
+    return dim % ndim if ndim else 0
+
+
+def _dims_arg(dims):
+    """Accept f(0, 1), f((0, 1)) and f([0, 1]) for dim lists."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    return tuple(int(d) for d in dims)
+
+
+def _check_unique(dims, ndim):
+    """Wrap dims (IndexError as torch) and reject repeats with torch's message."""
+    seen = set()
+    for d in dims:
+        w = _wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+
+
+def _promote(tensors):
+    dt = tensors[0]._data.dtype
+    for t in tensors[1:]:
+        if t._data.dtype != dt:
+            dt = jnp.promote_types(dt, t._data.dtype)
+    return np.dtype(dt)
+
+
+def _tensor_list(tensors, fname):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = tuple(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+# ----- view / reshape / flatten ---------------------------------------------------------------------------
 @op("ViewBackward0", save=())
 def _view(self, *, shape):
     return jnp.reshape(self, shape)
@@ -28,28 +111,124 @@ def _(grad, self_shape):
     return jnp.reshape(grad, self_shape)
 
 
-def reshape(input, *shape):
-    shape = _infer_shape(_shape_arg(shape), input.numel())
-    return _apply(_view, (input,), (shape,))
+_torch_saved(_view, hide=("shape",))
 
 
-def view(self, *shape):
-    return reshape(self, *shape)
+def _infer_shape(shape, numel):
+    """Resolve one -1 in a target shape, with torch's errors."""
+    infer, known = None, 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+        else:
+            known *= s
+    if infer is None:
+        if known == numel:
+            return shape
+    elif known == 0 and numel == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
+                           f"dimension size -1 can be any value and is ambiguous")
+    elif known and numel % known == 0:
+        return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
+def reshape(input, *args, shape=None):
+    """Same data in a new shape (one -1 is inferred); ViewBackward0."""
+    shape = _shape_arg(args) if shape is None else tuple(shape)
+    return _view_op(_view, input, (_infer_shape(shape, input.numel()),))
+
+
+def view(self, *args, size=None):
+    """Same data in a new shape (no stride check: every torchlike tensor is contiguous); ViewBackward0."""
+    return reshape(self, *args, shape=size)
+
+
+def view_as(self, other):
+    """view(other.shape)."""
+    return reshape(self, other.shape)
+
+
+def reshape_as(self, other):
+    """reshape(other.shape)."""
+    return reshape(self, other.shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one; returns input itself when there is nothing to merge."""
+    shape = input.shape
+    if not shape:
+        return reshape(input, (1,))
+    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+
+
+def ravel(input):
+    """Flatten to 1-D (always a ViewBackward0 node, as torch)."""
+    return reshape(input, -1)
+
+
+def unflatten(input, dim, sizes):
+    """Split dim into sizes (one -1 is inferred); ViewBackward0."""
+    shape = input.shape
+    d = _wrap_dim(dim, len(shape))
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    known = math.prod(s for s in sizes if s != -1)
+    if -1 in sizes and known and shape[d] % known == 0:
+        sizes = tuple(shape[d] // known if s == -1 else s for s in sizes)
+    if -1 in sizes or math.prod(sizes) != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({shape[d]}) in the input tensor")
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+
+
+# ----- transpose / t / permute / movedim -------------------------------------------------------------------
 @op("TransposeBackward0", save=())
 def _transpose(self, *, dim0, dim1):
-    return jnp.swapaxes(self, dim0, dim1)
+    return jnp.swapaxes(self, dim0, dim1) if self.ndim else self
 
 
 @_transpose.derivative
 def _(grad, dim0, dim1):
-    return jnp.swapaxes(grad, dim0, dim1)
+    return jnp.swapaxes(grad, dim0, dim1) if grad.ndim else grad
+
+
+_torch_saved(_transpose, unsigned=("dim0", "dim1"), hide=("self_sym_sizes",))
 
 
 def transpose(input, dim0, dim1):
-    n = input.ndim
-    return _apply(_transpose, (input,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+    """Swap two dims; TransposeBackward0."""
+    _wrap_dim(dim0, input.ndim)
+    _wrap_dim(dim1, input.ndim)
+    return _view_op(_transpose, input, (int(dim0), int(dim1)))
+
+
+def swapaxes(input, axis0, axis1):
+    """Alias of transpose."""
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):
+    """Alias of transpose."""
+    return transpose(input, dim0, dim1)
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
 
 
 @op("TBackward0", save=())
@@ -62,11 +241,472 @@ def _(grad):
     return grad.T
 
 
+_torch_saved(_t, hide=("self_sym_sizes",))
+
+
 def t(input):
+    """Transpose a tensor of at most 2 dims; TBackward0."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return _apply(_t, (input,), ())
+    return _view_op(_t, input, ())
 
 
-_methods(reshape=reshape, view=view, transpose=transpose, t=t, T=property(lambda self: t(self) if self.ndim <= 2
-                                                                           else self.permute(*range(self.ndim)[::-1])))
+@op("PermuteBackward0", save=())
+def _permute(self, *, dims):
+    return jnp.transpose(self, [_norm(d, self.ndim) for d in dims])
+
+
+@_permute.derivative
+def _(grad, dims):
+    return jnp.transpose(grad, np.argsort([_norm(d, grad.ndim) for d in dims]))
+
+
+_torch_saved(_permute, unsigned=("dims",), hide=("self_sym_sizes",))
+
+
+def permute(input, *args, dims=None):
+    """Reorder the dims; PermuteBackward0."""
+    dims = _dims_arg(args) if dims is None else tuple(dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    if len({_wrap_dim(d, input.ndim) for d in dims}) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _view_op(_permute, input, (dims,))
+
+
+_T_WARNING = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will "
+              "throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+              "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+
+
+def _T(self):
+    if self.ndim != 2:
+        warnings.warn(_T_WARNING, UserWarning, stacklevel=2)
+    return _view_op(_permute, self, (tuple(range(self.ndim))[::-1],))
+
+
+@op("AliasBackward0", save=())
+def _alias(self):
+    return self
+
+
+@_alias.derivative
+def _(grad):
+    return grad
+
+
+_torch_saved(_alias, hide=("self_sym_sizes",))
+
+
+def movedim(input, source, destination):
+    """Move dims source to positions destination; PermuteBackward0 (AliasBackward0 for 0-d)."""
+    n = input.ndim
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain the "
+                           f"same number of dims as destination ({list(dst)} dims)")
+    nsrc = [_wrap_dim(d, n) for d in src]
+    ndst = [_wrap_dim(d, n) for d in dst]
+    for name, raw, wrapped in (("source", src, nsrc), ("destination", dst, ndst)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(raw)})")
+    if n == 0:
+        return _view_op(_alias, input, ())
+    order = [-1] * n
+    for s, d in zip(nsrc, ndst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in nsrc)
+    return _view_op(_permute, input, (tuple(o if o >= 0 else next(rest) for o in order),))
+
+
+moveaxis = movedim
+
+
+# ----- squeeze / unsqueeze ------------------------------------------------------------------------------
+def _squeezed(x, dims):
+    return jnp.squeeze(x, tuple(d for d in dims if x.shape[d] == 1)) if x.ndim else x
+
+
+@op("SqueezeBackward0", save=())
+def _squeeze_all(self):
+    return jnp.squeeze(self)
+
+
+@op("SqueezeBackward1", save=())
+def _squeeze_dim(self, *, dim):
+    return _squeezed(self, (_norm(dim, self.ndim),))
+
+
+@op("SqueezeBackward2", save=())
+def _squeeze_dims(self, *, dim):
+    return _squeezed(self, tuple(_norm(d, self.ndim) for d in dim))
+
+
+def _reshape_back(grad, self_shape):
+    return jnp.reshape(grad, self_shape)
+
+
+for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims):
+    _e.derivative(_reshape_back)
+_torch_saved(_squeeze_dim, unsigned=("dim",))
+_torch_saved(_squeeze_dims, unsigned=("dim",))
+
+
+def squeeze(input, dim=None):
+    """Drop size-1 dims (all, one dim, or a tuple of dims); SqueezeBackward0/1/2."""
+    if dim is None:
+        return _view_op(_squeeze_all, input, ())
+    if isinstance(dim, int):
+        _wrap_dim(dim, input.ndim)
+        return _view_op(_squeeze_dim, input, (dim,))
+    dim = tuple(int(d) for d in dim)
+    _check_unique(dim, input.ndim)
+    return _view_op(_squeeze_dims, input, (dim,))
+
+
+@op("UnsqueezeBackward0", save=())
+def _unsqueeze(self, *, dim):
+    return jnp.expand_dims(self, dim)
+
+
+@_unsqueeze.derivative
+def _(grad, dim):
+    return jnp.squeeze(grad, dim)
+
+
+_torch_saved(_unsqueeze, unsigned=("dim",), hide=("self_sym_sizes",))
+
+
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at dim; UnsqueezeBackward0."""
+    _wrap_dim(dim, input.ndim + 1)
+    return _view_op(_unsqueeze, input, (int(dim),))
+
+
+# ----- expand / repeat ------------------------------------------------------------------------------------
+@op("ExpandBackward0", save=())
+def _expand(self, *, size):
+    return jnp.broadcast_to(self, size)
+
+
+@_expand.derivative
+def _(grad):
+    return grad  # the table sums it back to self's shape
+
+
+_torch_saved(_expand, hide=("size",))
+
+
+def _expand_shape(input, sizes):
+    """torch's expand geometry: resolve -1, check singleton dims, with torch's messages."""
+    shape, n = input.shape, len(sizes)
+    if n < len(shape):
+        raise RuntimeError(f"expand({_type_string(input._data.dtype)}{{{list(shape)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({n}) must be greater or equal to the number of dimensions in "
+                           f"the tensor ({len(shape)})")
+    out = list(sizes)
+    for i in range(n - 1, -1, -1):
+        d = i - (n - len(shape))
+        size = shape[d] if d >= 0 else 1
+        if sizes[i] == -1:
+            if d < 0:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+            out[i] = size
+        elif size != sizes[i] and size != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({sizes[i]}) must match the existing size ({size}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(shape)}")
+        elif sizes[i] < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {sizes[i]}: {list(sizes)}")
+    return tuple(out)
+
+
+def expand(self, *sizes, size=None):
+    """Broadcast size-1 dims (and new leading dims) to sizes; -1 keeps a dim; ExpandBackward0."""
+    sizes = _shape_arg(sizes) if size is None else tuple(size)
+    return _view_op(_expand, self, (_expand_shape(self, sizes),))
+
+
+def expand_as(self, other):
+    """expand(other.shape)."""
+    return expand(self, other.shape)
+
+
+@op("RepeatBackward0", save=())
+def _repeat(self, *, repeats):
+    return jnp.tile(self, repeats)
+
+
+@_repeat.derivative
+def _(grad, repeats, self_shape):
+    shape = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
+    pairs = tuple(x for r, s in zip(repeats, shape) for x in (r, s))
+    grad = jnp.reshape(grad, pairs).sum(axis=tuple(range(0, len(pairs), 2)))
+    return jnp.reshape(grad, self_shape)
+
+
+def repeat(self, *args, repeats=None):
+    """Tile the tensor repeats[i] times along each dim; RepeatBackward0."""
+    repeats = _shape_arg(args) if repeats is None else tuple(repeats)
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    shape = (1,) * (len(repeats) - self.ndim) + self.shape
+    out = [r * s for r, s in zip(repeats, shape)]
+    for o in out:
+        if o < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {o}: {out}")
+    return _apply(_repeat, (self,), (repeats,))
+
+
+# ----- cat / stack ----------------------------------------------------------------------------------------
+def _cat_forward(*tensors, dim, sizes, dtype):
+    parts = [t.astype(dtype) for t, s in zip(tensors, sizes) if s >= 0]
+    return jnp.concatenate(parts, axis=dim) if parts else jnp.zeros((0,), dtype)
+
+
+def _cat_backward(grad, dim, sizes):
+    axis, start, out = _norm(dim, grad.ndim), 0, []
+    for s in sizes:
+        if s < 0:  # a skipped legacy empty tensor of shape (0,)
+            out.append(jnp.zeros((0,), grad.dtype))
+        else:
+            out.append(jax.lax.slice_in_dim(grad, start, start + s, axis=axis))
+            start += s
+    return tuple(out)
+
+
+def _make_cat(n):
+    names = tuple(f"tensors{i}" for i in range(n))
+    entry = OpDef("CatBackward0", _cat_forward, save=(), inputs=names, statics=("dim", "sizes", "dtype"))
+    entry.derivative(_cat_backward)
+    return _torch_saved(entry, unsigned=("dim",), hide=("sizes", "dtype") + tuple(f"{t}_sym_sizes" for t in names))
+
+
+_cat_entries = {}
+
+
+def cat(tensors, dim=0):
+    """Concatenate along dim with type promotion; 1-D empty tensors are skipped, as torch does; CatBackward0."""
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    kept = [t for t in tensors if t.shape != (0,)]
+    ref = kept[0].shape if kept else (0,)
+    d = _wrap_dim(dim, len(ref))
+    for i, t in enumerate(tensors):
+        if t.shape == (0,) and kept:
+            continue
+        if t.ndim != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {t.ndim}")
+        for k, (a, b) in enumerate(zip(ref, t.shape)):
+            if k != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                   f"size {b} for tensor number {i} in the list.")
+    sizes = tuple(-1 if t.shape == (0,) and kept else t.shape[d] for t in tensors)
+    entry = _variadic(_cat_entries, len(tensors), _make_cat)
+    return _apply(entry, tensors, (int(dim), sizes, _promote(tensors)))
+
+
+def concatenate(tensors, axis=0):
+    """Alias of cat."""
+    return cat(tensors, axis)
+
+
+concat = cat
+
+
+def _stack_forward(*tensors, dim, dtype):
+    return jnp.stack([t.astype(dtype) for t in tensors], axis=dim)
+
+
+def _stack_backward(grad, dim):
+    return tuple(jnp.unstack(grad, axis=dim))
+
+
+def _make_stack(n):
+    names = tuple(f"tensors{i}" for i in range(n))
+    entry = OpDef("StackBackward0", _stack_forward, save=(), inputs=names, statics=("dim", "dtype"))
+    entry.derivative(_stack_backward)
+    return _torch_saved(entry, unsigned=("dim",), hide=("dtype",) + tuple(f"{t}_sym_sizes" for t in names))
+
+
+_stack_entries = {}
+
+
+def stack(tensors, dim=0):
+    """Stack equal-shaped tensors along a new dim, with type promotion; StackBackward0."""
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    _wrap_dim(dim, tensors[0].ndim + 1)
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry "
+                               f"0 and {list(t.shape)} at entry {i}")
+    entry = _variadic(_stack_entries, len(tensors), _make_stack)
+    return _apply(entry, tensors, (int(dim), _promote(tensors)))
+
+
+# ----- split / chunk / unbind (one node, several outputs) ----------------------------------------------------
+def _split_forward(self, *, dim, split_size):
+    n = self.shape[dim]
+    return tuple(jnp.split(self, list(range(split_size, n, split_size)), axis=dim)) if split_size else (self,)
+
+
+def _split_sizes_forward(self, *, dim, split_sizes):
+    if not split_sizes:
+        return ()
+    return tuple(jnp.split(self, list(np.cumsum(split_sizes[:-1])), axis=dim))
+
+
+def _split_backward(grads, dim):
+    return jnp.concatenate(grads, axis=dim)
+
+
+def _unbind_forward(self, *, dim):
+    return tuple(jnp.unstack(self, axis=dim))
+
+
+def _unbind_backward(grads, dim):
+    return jnp.stack(grads, axis=dim)
+
+
+def _multi_out(name, forward, backward, statics, unsigned, hide=()):
+    """Factory of per-output-count entries of a multi-output op."""
+    def make(k):
+        entry = OpDef(name, forward, save=(), inputs=("self",), statics=statics,
+                      outputs=tuple(f"result{i}" for i in range(k)), tuple_out=True)
+        entry.derivative(backward)
+        return _torch_saved(entry, unsigned=unsigned, hide=hide)
+    return make
+
+
+_make_split = _multi_out("SplitBackward0", _split_forward, _split_backward, ("dim", "split_size"), ("dim",))
+_make_split_sizes = _multi_out("SplitWithSizesBackward0", _split_sizes_forward, _split_backward,
+                               ("dim", "split_sizes"), ("dim",))
+_make_unbind = _multi_out("UnbindBackward0", _unbind_forward, _unbind_backward, ("dim",), ("dim",),
+                          hide=("self_sym_sizes",))
+_split_entries, _split_sizes_entries, _unbind_entries = {}, {}, {}
+
+
+def _split_dim(input, dim, fname):
+    if input.ndim == 0:
+        raise RuntimeError(f"{fname} expects at least a 1-dimensional tensor")
+    return input.shape[_wrap_dim(dim, input.ndim)]
+
+
+def _split_with_sizes(input, sizes, dim):
+    size = _split_dim(input, dim, "split_with_sizes")
+    sizes = tuple(int(s) for s in sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={list(sizes)}")
+    if sum(sizes) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                           f"dimension {_wrap_dim(dim, input.ndim)}), but got split_sizes={list(sizes)}")
+    entry = _variadic(_split_sizes_entries, len(sizes), _make_split_sizes)
+    return _view_op(entry, input, (int(dim), sizes))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Split into pieces of split_size (last may be smaller) or of the listed sizes; one multi-output node."""
+    if not isinstance(split_size_or_sections, (int, np.integer)):
+        return _split_with_sizes(tensor, split_size_or_sections, dim)
+    split_size = int(split_size_or_sections)
+    size = _split_dim(tensor, dim, "split")
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0 and size != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+    k = max(-(-size // split_size), 1) if split_size else 1
+    entry = _variadic(_split_entries, k, _make_split)
+    return _view_op(entry, tensor, (int(dim), split_size))
+
+
+def chunk(input, chunks, dim=0):
+    """Split into `chunks` pieces of equal size ceil(n / chunks) (fewer if they run out); SplitBackward0."""
+    size = _split_dim(input, dim, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    split_size = -(-size // chunks)
+    if split_size == 0 and size == 0:
+        return _split_with_sizes(input, (0,) * chunks, dim)
+    return split(input, split_size, dim)
+
+
+def unbind(input, dim=0):
+    """Remove a dim, returning its slices; one UnbindBackward0 node with one output per slice."""
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    k = input.shape[_wrap_dim(dim, input.ndim)]
+    return _view_op(_variadic(_unbind_entries, k, _make_unbind), input, (int(dim),))
+
+
+# ----- narrow / flip --------------------------------------------------------------------------------------
+@op("SliceBackward0", save=())
+def _slice(self, *, dim, start, end, step):
+    return jax.lax.slice_in_dim(self, start, end, step, axis=_norm(dim, self.ndim))
+
+
+@_slice.derivative
+def _(grad, dim, start, end, step, self_shape):
+    axis = _norm(dim, grad.ndim)
+    cfg = [(0, 0, 0)] * grad.ndim
+    n = grad.shape[axis]
+    hi = self_shape[axis] - start - (n - 1) * step - 1 if n else self_shape[axis] - start
+    cfg[axis] = (start, hi, step - 1 if n else 0)
+    return jax.lax.pad(grad, jnp.zeros((), grad.dtype), cfg)
+
+
+_torch_saved(_slice, unsigned=("dim",))
+
+
+def narrow(input, dim, start, length):
+    """input.narrow(dim, start, length): length elements from start along dim; SliceBackward0."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    size = input.shape[_wrap_dim(dim, input.ndim)]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if start > size - length:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return _view_op(_slice, input, (int(dim), start, start + length, 1))
+
+
+@op("FlipBackward0", save=())
+def _flip(self, *, dims):
+    return jnp.flip(self, tuple(_norm(d, self.ndim) for d in dims)) if self.ndim and dims else self
+
+
+@_flip.derivative
+def _(grad, dims):
+    return _flip.forward(grad, dims=dims)
+
+
+_torch_saved(_flip, unsigned=("dims",), hide=("self_sym_sizes",))
+
+
+def flip(input, *args, dims=None):
+    """Reverse the order of elements along dims; FlipBackward0."""
+    dims = _dims_arg(args) if dims is None else tuple(dims)
+    _check_unique(dims, input.ndim)
+    return _apply(_flip, (input,), (dims,))
+
+
+_methods(reshape=reshape, view=view, view_as=view_as, reshape_as=reshape_as, flatten=flatten, ravel=ravel,
+         unflatten=unflatten, transpose=transpose, swapaxes=swapaxes, swapdims=swapdims, t=t, permute=permute,
+         movedim=movedim, moveaxis=moveaxis, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand,
+         expand_as=expand_as, repeat=repeat, split=split, chunk=chunk, unbind=unbind, narrow=narrow, flip=flip,
+         T=property(_T), mT=property(_mT))
