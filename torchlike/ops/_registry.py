@@ -59,7 +59,7 @@ class _OpNode(Node):
             args = [s.unpack_data(self) if s is not None else None for s in saved]
             for g in grads:
                 args.append(g._data if g is not None else None)
-            outs = [_wrap(o) for o in compiled[0](*args)]
+            outs = [None if o is None else _wrap(o) for o in compiled[0](*args)]
         it = iter(outs)
         return [next(it) if m else None for m in mask]
 
@@ -178,7 +178,8 @@ class OpDef:
             res = []
             for pos, m in enumerate(mask):
                 if m:
-                    res.append(_reduce_to(outs[pos], in_meta[pos].shape, in_meta[pos].dtype))
+                    g = outs[pos]  # None: the formula says "no gradient" (torch's undefined gradient)
+                    res.append(None if g is None else _reduce_to(g, in_meta[pos].shape, in_meta[pos].dtype))
             return tuple(res)
 
         jitted = jax.jit(run)
@@ -247,10 +248,10 @@ def _apply(op, args, statics):
             a = args[i]
             if a is not None and a._requires_grad:
                 results = _record(op, args, arrays, statics, outs)
-                return results[0] if single else results
+                return results[0] if single else tuple(results)
     if single:
         return _wrap(out)
-    return tuple(_wrap(o) for o in outs)
+    return tuple(None if o is None else _wrap(o) for o in outs)
 
 
 def _record(op, args, arrays, statics, outs, inplace=None):
@@ -275,10 +276,13 @@ def _record(op, args, arrays, statics, outs, inplace=None):
     node._statics = statics
     # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
     node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in op.diff])
-    out_meta = node._out_meta = tuple([o.aval for o in outs])
+    out_meta = node._out_meta = tuple([None if o is None else o.aval for o in outs])
 
     results = []
     for k, o in enumerate(outs):
+        if o is None:  # only from a backward formula run as an op (create_graph) that gave no gradient
+            results.append(None)
+            continue
         if k == 0 and inplace is not None:
             t = inplace
             if t._retains_grad:  # retain_grad follows the tensor to its new grad_fn
