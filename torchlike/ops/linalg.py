@@ -1,13 +1,54 @@
-"""Matrix products: mm, matmul, addmm (more arrive with the op-table work)."""
+"""Matrix products: matmul (every rank combination), mm, bmm, dot, mv, outer, einsum, addmm, baddbmm.
+
+``matmul`` follows torch's dispatch (``at::native::_matmul_impl``): 1-D/2-D cases go to dot / mv / mm;
+higher ranks are either folded into one mm/mv or run as a broadcast bmm. Where torch records a chain
+of view/expand/clone nodes around the product, torchlike records ONE node that computes the whole
+product, named like the last node of torch's chain (``UnsafeViewBackward0``, ``SqueezeBackward4``,
+``CloneBackward0`` or ``TransposeBackward0``), so ``grad_fn.name()`` and the gradients match torch; its
+``next_functions`` point straight at the two operands. Errors follow the path torch takes (which also
+decides whether an mm, mv or bmm message is raised).
+"""
+import math
+
 import jax.numpy as jnp
+import numpy as np
 
-from ._registry import op, _apply
+from .. import _dtype
+from .._tensor import Tensor, _type_string
+from ._registry import OpDef, op, _apply
 from ._util import _methods
-from .pointwise import _binary_dtype
 
-__all__ = ["mm", "matmul", "addmm"]
+__all__ = ["matmul", "mm", "bmm", "dot", "mv", "outer", "einsum", "addmm", "baddbmm"]
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+def _word(t):
+    """torch's ScalarType name of a tensor's dtype: Float, Double, Long, ..."""
+    return _type_string(t._data.dtype)[6:-6]
+
+
+def _cpp(t):
+    """The C++ type name torch prints in some messages: float, double, long int, ..."""
+    return _CPP_NAMES[np.dtype(t._data.dtype).name]
+
+
+def _x(shape):
+    return "x".join(str(s) for s in shape)
+
+
+def _not_for_bool(kernel, t):
+    if t._data.dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _conj_t(a):
+    return jnp.conj(jnp.swapaxes(a, -1, -2))
+
+
+# ----- mm, bmm, dot, mv: one node each -------------------------------------------------------------------
 @op("MmBackward0", save={"self": ("mat2",), "mat2": ("self",)})
 def _mm(self, mat2):
     return self @ mat2
@@ -15,48 +56,467 @@ def _mm(self, mat2):
 
 @_mm.derivative
 def _(grad, self, mat2):
-    return (grad @ jnp.conj(mat2).T if mat2 is not None else None,
-            jnp.conj(self).T @ grad if self is not None else None)
+    return (grad @ _conj_t(mat2) if mat2 is not None else None,
+            _conj_t(self) @ grad if self is not None else None)
+
+
+def _check_mm(s1, s2, a, b):
+    """torch's mm checks for shapes s1 @ s2 of tensors a, b (shapes may be folded views of them)."""
+    if s1[1] != s2[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_x(s1)} and {_x(s2)})")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp(a)} != {_cpp(b)}")
+    _not_for_bool("addmm_impl_cpu_", a)
 
 
 def mm(input, mat2):
+    """Matrix product of two 2-D tensors (MmBackward0)."""
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if input._data.dtype != mat2._data.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype.name} != "
-                           f"{mat2.dtype.name}")
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    _check_mm(input.shape, mat2.shape, input, mat2)
     return _apply(_mm, (input, mat2), ())
+
+
+@op("BmmBackward0", save={"self": ("mat2",), "mat2": ("self",)})
+def _bmm(self, mat2):
+    return jnp.matmul(self, mat2)
+
+
+_bmm.derivative(_mm.backward)
+
+
+def _check_bmm(s1, s2, a, b):
+    if s2[0] != s1[0] or s2[1] != s1[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] "
+                           f"but got: [{s2[0]}, {s2[1]}].")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected scalar type {_word(a)} but found {_word(b)}")
+    _not_for_bool("bmm", a)
+
+
+def bmm(input, mat2):
+    """Batched matrix product of two 3-D tensors with the same batch size (BmmBackward0)."""
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_bmm(input.shape, mat2.shape, input, mat2)
+    return _apply(_bmm, (input, mat2), ())
+
+
+@op("DotBackward0", save={"self": ("tensor",), "tensor": ("self",)})
+def _dot(self, tensor):
+    return jnp.sum(self * tensor)  # torch.dot does not conjugate (that is vdot)
+
+
+@_dot.derivative
+def _(grad, self, tensor):
+    return (grad * jnp.conj(tensor) if tensor is not None else None,
+            grad * jnp.conj(self) if self is not None else None)
+
+
+def dot(input, tensor):
+    """Inner product of two 1-D tensors, without conjugation (DotBackward0)."""
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input._data.dtype != tensor._data.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_word(input)} and "
+                           f"{_word(tensor)}")
+    if input.shape[0] != tensor.shape[0]:
+        n, m = input.shape[0], tensor.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number "
+                           f"of elements, but got {n} and {m} elements respectively")
+    _not_for_bool("dot", input)
+    return _apply(_dot, (input, tensor), ())
+
+
+@op("MvBackward0", save={"self": ("vec",), "vec": ("self",)})
+def _mv(self, vec):
+    return self @ vec
+
+
+@_mv.derivative
+def _(grad, self, vec):
+    return (grad[:, None] * jnp.conj(vec)[None, :] if vec is not None else None,
+            _conj_t(self) @ grad if self is not None else None)
+
+
+def _check_mv(ms, vs, mat, vec):
+    if ms[1] != vs[0]:
+        raise RuntimeError(f"size mismatch, got input ({ms[0]}), mat ({_x(ms)}), vec ({vs[0]})")
+    if mat._data.dtype != vec._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(vec)}, {_word(mat)}, "
+                           f"and {_word(vec)}")
+    _not_for_bool("addmv_impl_cpu", mat)
+
+
+def mv(input, vec):
+    """Matrix-vector product of a 2-D and a 1-D tensor (MvBackward0)."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _check_mv(input.shape, vec.shape, input, vec)
+    return _apply(_mv, (input, vec), ())
+
+
+# ----- matmul ----------------------------------------------------------------------------------------------
+def _matmul_fwd(self, other):
+    return jnp.matmul(self, other)
+
+
+def _matmul_bwd(grad, self, other, self_shape, other_shape):
+    """Gradients of matmul for any ranks; the table sums broadcast batch dims back to each input's shape."""
+    v1, v2 = len(self_shape) == 1, len(other_shape) == 1
+    g = grad[..., None, :] if v1 else grad
+    g = g[..., None] if v2 else g
+    ga = gb = None
+    if other is not None:
+        ga = g @ _conj_t(other[:, None] if v2 else other)
+        ga = ga[..., 0, :] if v1 else ga
+    if self is not None:
+        gb = _conj_t(self[None, :] if v1 else self) @ g
+        gb = gb[..., 0] if v2 else gb
+    return ga, gb
+
+
+def _matmul_entry(node_name, **saved):
+    """A matmul table entry named like torch's last node; ``saved``: that node's _saved_* from the input shapes."""
+    entry = OpDef(node_name, _matmul_fwd, save={"self": ("other",), "other": ("self",)})
+    entry.derivative(_matmul_bwd)
+    for name, fn in saved.items():
+        setattr(entry.node_cls, "_saved_" + name,
+                property(lambda node, fn=fn: fn(tuple(node._in_meta[0].shape), tuple(node._in_meta[1].shape))))
+    return entry
+
+
+def _folded_sizes(a, b):
+    """Shape of the mm/mv result that torch's folded matmul views to the output."""
+    if len(a) >= len(b):  # b is a vector, a matrix, or a (1, m, p) batch that torch squeezed to a matrix
+        return (math.prod(a[:-1]), b[-1]) if len(b) >= 2 else (math.prod(a[:-1]),)
+    return (math.prod(b[:-2]) * b[-1],)  # 1-D @ N-D: mv of other.mT
+
+
+def _bmm_sizes(a, b):
+    """Shape of the bmm result that torch's broadcast matmul views to the output."""
+    nb = math.prod(_broadcast_batch(a[:-2], b[:-2]))
+    return (nb, a[-2] if len(a) > 1 else 1, b[-1])
+
+
+# One entry per name torch gives the last node of its matmul chain (see the module docstring).
+_matmul_squeeze = _matmul_entry("SqueezeBackward4", dim=lambda a, b: 0,  # 1-D @ 2-D: unsqueeze(0), mm, squeeze_(0)
+                                self_sym_sizes=lambda a, b: (1, b[-1]))
+_matmul_fold = _matmul_entry("UnsafeViewBackward0", self_sym_sizes=_folded_sizes)  # folded mm/mv, _unsafe_view
+_matmul_bmm = _matmul_entry("UnsafeViewBackward0", self_sym_sizes=_bmm_sizes)      # broadcast bmm, _unsafe_view
+_matmul_clone = _matmul_entry("CloneBackward0")  # 2-D @ N-D folded: mm of other.mT, then .mT.contiguous()
+_matmul_transpose = _matmul_entry("TransposeBackward0",  # same, when the transposed result is already contiguous
+                                  dim0=lambda a, b: 2 ** 64 - 2, dim1=lambda a, b: 2 ** 64 - 1)  # -2, -1 as uint64
+
+
+def _should_fold(sa, sb, rga, rgb):
+    """torch's should_fold for shapes sa @ sb: whether an N-D @ (1|2)-D product (either order) is one mm/mv."""
+    a_larger = len(sa) >= len(sb)
+    big, small, small_rg = (sa, sb, rgb) if a_larger else (sb, sa, rga)
+    if not (len(big) >= 3 and len(small) <= 2):
+        return False
+    if small_rg:
+        return True
+    if len(sa) == 2:
+        return False
+    if math.prod(big) == 0 or a_larger:
+        return True
+    # big is other.mT: its batch dims fold into a view only when other's row count is 1
+    return sb[-2] == 1
+
+
+def _broadcast_batch(s1, s2):
+    """Broadcast two shapes with torch's infer_size error (the rightmost mismatch is reported)."""
+    n = max(len(s1), len(s2))
+    s1, s2 = (1,) * (n - len(s1)) + tuple(s1), (1,) * (n - len(s2)) + tuple(s2)
+    for i in reversed(range(n)):
+        x, y = s1[i], s2[i]
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+    return tuple(y if x == 1 else x for x, y in zip(s1, s2))
+
+
+def matmul(input, other):
+    """torch.matmul for every rank combination (dot, mv, mm, folded mm/mv, broadcast bmm); see module docstring."""
+    d1, d2 = input.ndim, other.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(input, other)
+    if d1 == 2 and d2 == 1:
+        return mv(input, other)
+    if d1 == 2 and d2 == 2:
+        return mm(input, other)
+    if d1 == 1 and d2 == 2:
+        _check_mm((1, input.shape[0]), other.shape, input, other)
+        return _apply(_matmul_squeeze, (input, other), ())
+    return _apply(_batched_entry(input, other, tuple(input.shape), tuple(other.shape)), (input, other), ())
+
+
+def _batched_entry(input, other, sa, sb):
+    """Check and pick the table entry for a matmul with an operand of 3+ dims, as torch sees shapes sa @ sb."""
+    d1, d2 = len(sa), len(sb)
+    rga, rgb = input._requires_grad, other._requires_grad
+    if _should_fold(sa, sb, rga, rgb):
+        if d1 >= d2:
+            t1, t2, a, b = sa, sb, input, other
+            entry = _matmul_fold
+        else:  # torch folds other.mT and multiplies it by input.t()
+            t1, t2, a, b = sb[:-2] + sb[:-3:-1], sa[::-1], other, input
+            contiguous = sa[0] == 1 or sb[-1] == 1 or math.prod(sb) == 0  # is result.mT already contiguous?
+            entry = _matmul_transpose if contiguous else _matmul_clone
+        folded = (math.prod(t1[:-1]), t1[-1])
+        if len(t2) == 2:
+            _check_mm(folded, t2, a, b)
+        else:
+            _check_mv(folded, t2, a, b)
+            entry = _matmul_fold
+        return entry
+    if d1 == 3 and d2 == 3 and sa[0] != sb[0]:  # torch squeezes a batch of 1 that requires grad, then folds
+        if sa[0] == 1 and rga:
+            return _batched_entry(input, other, sa[1:], sb)
+        if sb[0] == 1 and rgb:
+            return _batched_entry(input, other, sa, sb[1:])
+    # broadcast batched product: expand + reshape both to 3-D, bmm, _unsafe_view
+    n, m1 = (sa[-2] if d1 > 1 else 1), sa[-1]
+    m2, p = (sb[-2] if d2 > 1 else sb[0]), (sb[-1] if d2 > 1 else 1)
+    nb = math.prod(_broadcast_batch(sa[:-2], sb[:-2]))
+    _check_bmm((nb, n, m1), (nb, m2, p), input, other)
+    return _matmul_bmm
+
+
+def _matmul_method(self, other):
+    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def _rmatmul(self, other):
+    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+def outer(input, vec2):
+    """Outer product of two 1-D tensors: input.reshape(-1, 1) * vec2, recorded as torch does (MulBackward0)."""
+    if input.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
+    if vec2.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return input.reshape(-1, 1) * vec2
+
+
+# ----- addmm, baddbmm --------------------------------------------------------------------------------------
+def _scaled(x, s):
+    return x if s == 1 else x * s
+
+
+def _conj_scalar(s):
+    return s.conjugate() if isinstance(s, complex) else s
 
 
 @op("AddmmBackward0", save={"mat1": ("mat2",), "mat2": ("mat1",)})
 def _addmm(self, mat1, mat2, *, beta, alpha):
-    out = mat1 @ mat2
-    if alpha != 1:
-        out = out * alpha
-    return out + (self if beta == 1 else self * beta)
+    out = _scaled(jnp.matmul(mat1, mat2), alpha)
+    if beta == 0:  # torch ignores self (even NaN/inf in it) when beta is 0
+        return jnp.broadcast_to(out, jnp.broadcast_shapes(self.shape, out.shape))
+    return out + _scaled(self, beta)
 
 
 @_addmm.derivative
 def _(grad, mat1, mat2, beta, alpha):
-    gs = grad if beta == 1 else grad * beta
-    g = grad if alpha == 1 else grad * alpha
-    return (gs, g @ jnp.conj(mat2).T if mat2 is not None else None,
-            jnp.conj(mat1).T @ g if mat1 is not None else None)
+    g = _scaled(grad, _conj_scalar(alpha))
+    return (_scaled(grad, _conj_scalar(beta)),
+            g @ _conj_t(mat2) if mat2 is not None else None,
+            _conj_t(mat1) @ g if mat1 is not None else None)
+
+
+@op("BaddbmmBackward0", save={"batch1": ("batch2",), "batch2": ("batch1",)})
+def _baddbmm(self, batch1, batch2, *, beta, alpha):
+    return _addmm.forward(self, batch1, batch2, beta=beta, alpha=alpha)
+
+
+_baddbmm.derivative(lambda grad, batch1, batch2, beta, alpha: _addmm.backward(grad, batch1, batch2, beta, alpha))
+
+
+def _check_expand(t, target):
+    """torch's expand check for broadcasting ``self`` (tensor t) of addmm/baddbmm to the product's shape."""
+    shape = tuple(t.shape)
+    lead = len(target) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"expand({_type_string(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): the number "
+                           f"of sizes provided ({len(target)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(shape)})")
+    for i, s in enumerate(shape):
+        if s != 1 and s != target[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
+                               f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {list(target)}.  "
+                               f"Tensor sizes: {list(shape)}")
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    for name, a in (("self", input), ("mat1", mat1)):
+        if a._data.dtype != mat2._data.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_word(a)} and {_word(mat2)}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_x(mat1.shape)} and {_x(mat2.shape)})")
+    _check_expand(input, (mat1.shape[0], mat2.shape[1]))
+    _not_for_bool("addmm_impl_cpu_", input)
     return _apply(_addmm, (input, mat1, mat2), (beta, alpha))
 
 
-def matmul(input, other):
-    if input.ndim == 2 and other.ndim == 2:
-        return mm(input, other)
-    raise NotImplementedError("matmul beyond 2-D arrives with the op-table work")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * bmm(batch1, batch2) (BaddbmmBackward0)."""
+    for name, m in (("batch1", batch1), ("batch2", batch2)):
+        if m.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: {_cpp(batch1)}, "
+                           f"batch2: {_cpp(batch2)}")
+    _check_bmm(batch1.shape, batch2.shape, batch1, batch2)
+    _check_expand(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    return _apply(_baddbmm, (input, batch1, batch2), (beta, alpha))
 
 
-_methods(mm=mm, matmul=matmul, addmm=addmm, __matmul__=matmul)
+# ----- einsum ----------------------------------------------------------------------------------------------
+def _einsum_fwd(*operands, equation, dtype):
+    return jnp.einsum(equation, *[o.astype(dtype) for o in operands])
+
+
+_einsum_entries = {}
+
+
+def _einsum_entry(node_name, n):
+    """The table entry for an n-operand einsum recorded as node_name (backward: jax.vjp of jnp.einsum)."""
+    entry = _einsum_entries.get((node_name, n))
+    if entry is None:
+        entry = OpDef(node_name, _einsum_fwd, inputs=tuple(f"operand{i}" for i in range(n)),
+                      statics=("equation", "dtype"))
+        _einsum_entries[(node_name, n)] = entry
+    return entry
+
+
+def _label_index(c):
+    return ord(c) - ord("A") if c.isupper() else ord(c) - ord("a") + 26
+
+
+def _parse_einsum(equation, operands):
+    """Check an equation as torch does; return (explicit jnp equation, has contraction dims)."""
+    lhs, arrow, rhs = equation.partition("->")
+    terms = [[]]
+    for i, c in enumerate(lhs):
+        if c == " ":
+            continue
+        if c == ",":
+            if len(terms) == len(operands):
+                raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+            terms.append([])
+        elif c == ".":
+            terms[-1].append(c)
+        elif not c.isascii() or not c.isalpha():
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, subscripts "
+                               f"must be in [a-zA-Z]")
+        else:
+            terms[-1].append(c)
+    terms = ["".join(t) for t in terms]
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    counts, sizes, ell_dims = {}, {}, 0
+    for k, (term, t) in enumerate(zip(terms, operands)):
+        has_ell = "..." in term
+        if term.replace("...", "").count("."):
+            raise RuntimeError(f"einsum(): found '.' for operand {k} that is not part of any ellipsis")
+        labels = term.replace("...", "")
+        if (len(labels) > t.ndim) if has_ell else (len(labels) != t.ndim):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(labels)}) "
+                               + ("is more than" if has_ell else "does not match") + f" the number of dimensions "
+                               f"({t.ndim}) for operand {k}" + ("" if has_ell else " and no ellipsis was given"))
+        if has_ell:
+            ell_dims = max(ell_dims, t.ndim - len(labels))
+        left, _, right = term.partition("...")
+        dims = list(zip(left, t.shape)) + list(zip(right, t.shape[t.ndim - len(right):]))
+        seen = {}
+        for c, s in dims:
+            counts[c] = counts.get(c, 0) + 1  # torch counts repeats too: "ii" sums the diagonal
+            if c in seen:
+                if seen[c] != s:
+                    raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't "
+                                       f"match, {s} != {seen[c]}")
+                continue
+            seen[c] = s
+            if s != 1:
+                if sizes.get(c, 1) not in (1, s):
+                    raise RuntimeError(f"einsum(): subscript {c} has size {s} for operand {k} which does not "
+                                       f"broadcast with previously seen size {sizes[c]}")
+                sizes[c] = s
+    ell_in_lhs = any("..." in t for t in terms)
+    if arrow:
+        out = rhs.replace(" ", "")
+        labels = out.replace("...", "")
+        for j, c in enumerate(labels):
+            if not c.isascii() or not c.isalpha():
+                raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + rhs.index(c)} in "
+                                   f"the equation string, subscripts must be in [a-zA-Z]")
+            if c not in counts or c in labels[:j]:
+                why = "appears more than once in the output" if c in labels[:j] else \
+                    "does not appear in the equation for any input operand"
+                raise RuntimeError(f"einsum(): output subscript {c} {why}")
+        ell_out = "..." in out
+    else:  # implicit output: the ellipsis, then the labels seen once, in torch's order (A-Z then a-z)
+        once = sorted((c for c, k in counts.items() if k == 1), key=_label_index)
+        out = ("..." if ell_in_lhs else "") + "".join(once)
+        labels, ell_out = "".join(once), ell_in_lhs
+    contracted = len(counts) > len(labels) or (ell_dims > 0 and not ell_out)
+    return ",".join(terms) + "->" + out, contracted
+
+
+def _sublists_to_equation(args):
+    """torch.einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) -> (equation, operands)."""
+    def letters(sub):
+        return "".join("..." if s is Ellipsis else (chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26))
+                       for s in sub)
+    operands, terms = list(args[0::2]), [letters(s) for s in args[1::2]]
+    if len(args) % 2:
+        operands.pop()
+        return ",".join(terms) + "->" + letters(args[-1]), operands
+    return ",".join(terms), operands
+
+
+def einsum(*args):
+    """Einstein summation (string or sublist form); node named like the last node torch records for it."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if isinstance(args[0], str):
+        equation, operands = args[0], list(args[1:])
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+    else:
+        equation, operands = _sublists_to_equation(args)
+    n_terms = equation.partition("->")[0].count(",") + 1
+    if len(operands) >= 3 and n_terms != len(operands):  # torch asks opt_einsum for a path first
+        raise ValueError(f"Number of einsum subscripts, {n_terms}, must be equal to the number of operands, "
+                         f"{len(operands)}.")
+    eq, contracted = _parse_einsum(equation, operands)
+    if len(operands) == 1:
+        name = "SumBackward1" if contracted else "PermuteBackward0"
+    else:
+        name = "ViewBackward0" if contracted else "MulBackward0"
+    dt = operands[0]._data.dtype
+    if contracted and len(operands) > 1:  # torch contracts with bmm, which wants equal dtypes
+        for o in operands[1:]:
+            if o._data.dtype != dt:
+                raise RuntimeError(f"expected scalar type {_word(operands[0])} but found {_word(o)}")
+    else:  # products by mul promote
+        for o in operands[1:]:
+            dt = _dtype.promote_types(_dtype._from_np(dt), _dtype._from_np(o._data.dtype))._np
+    return _apply(_einsum_entry(name, len(operands)), tuple(operands), (eq, np.dtype(dt)))
+
+
+_methods(mm=mm, bmm=bmm, dot=dot, mv=mv, outer=outer, matmul=matmul, addmm=addmm, baddbmm=baddbmm,
+         __matmul__=_matmul_method, __rmatmul__=_rmatmul)
