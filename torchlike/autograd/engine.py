@@ -6,17 +6,22 @@ One call of ``_run_backward`` is one "graph task":
    edges whose gradient is to be captured (``autograd.grad``);
 3. seed the roots' input buffers, then repeatedly pop the ready node with the highest sequence
    number (the most recently created; AccumulateGrad nodes first, as in torch), and for it:
-   tensor hooks -> retain_grad update -> capture -> node pre-hooks -> the node -> node post-hooks,
-   adding each gradient it returns into the buffer of the next node; a node whose count falls to
-   zero is ready.
+   tensor hooks -> retain_grad update -> node pre-hooks -> the node (AccumulateGrad: then the
+   post-accumulate-grad hooks) -> node post-hooks, adding each gradient it returns into the
+   buffer of the next node; a node whose count falls to zero is ready. ``autograd.grad`` captures
+   an input's gradient before its tensor hooks when that node runs anyway, after them when it
+   only is captured (torch's behaviour). A node's saved tensors are released right after it ran
+   unless ``retain_graph``.
 Gradient mode is set to ``create_graph`` for the whole run, so formulas record history exactly
-when higher-order gradients were asked for. Everything here is local to the call (thread-safe).
+when higher-order gradients were asked for. Everything here is local to the call (thread-safe),
+looks only at graph structure, shapes and dtypes (so it runs on JAX tracers), and never recurses.
 """
 import heapq
 import itertools
 import threading
 
 from . import grad_mode as _gm
+from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
 
 _task_ids = itertools.count()
@@ -71,7 +76,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * max(len(node._out_meta), nr + 1)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        if g is not None:
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
     heap = []
     tie = itertools.count()
     for node in buffers:
@@ -80,6 +86,7 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
 
     prev_mode = _gm._state.grad_enabled
     prev_task = getattr(_current, "task_id", -1)
+    check_nan = _anomaly.enabled and _anomaly.check_nan
     _gm._state.grad_enabled = create_graph
     _current.task_id = next(_task_ids)
     try:
@@ -87,15 +94,23 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
         while heap:
             node = heappop(heap)[2]
             grads = buffers.pop(node)
-            if node._tensor_pre_hooks is not None or node._retains_grad is not None or type(node) is AccumulateGrad:
-                grads = _call_tensor_pre_hooks(node, grads)
             if captures is not None:
+                # torch's quirk: a node that also runs is captured before its tensor hooks, one that only
+                # is captured after them
                 cap = captures.get(node)
+                if node not in needed:
+                    if cap is not None:
+                        if node._tensor_pre_hooks is not None or node._retains_grad is not None or \
+                                type(node) is AccumulateGrad:
+                            grads = _call_tensor_pre_hooks(node, grads)
+                        for nr, i in cap:
+                            captured[i] = grads[nr]
+                    continue
                 if cap is not None:
                     for nr, i in cap:
                         captured[i] = grads[nr]
-                if node not in needed:
-                    continue
+            if node._tensor_pre_hooks is not None or node._retains_grad is not None or type(node) is AccumulateGrad:
+                grads = _call_tensor_pre_hooks(node, grads)
             if node._pre_hooks:
                 grads = _call_pre_hooks(node, grads)
             for g in grads:
@@ -106,6 +121,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                         outputs = node._apply(grads, mask)
                     else:
                         outputs = node._apply(grads)
+                    if check_nan:
+                        _check_nan(node, outputs)
                     break
             else:  # no gradient reached this node: nothing to compute, but its children still count it
                 outputs = [None] * len(node.next_functions)
@@ -132,11 +149,21 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
         _current.task_id = prev_task
 
     if captured is not None and not allow_unused:
-        for g in captured:
+        for i, g in enumerate(captured):
             if g is None:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
     return captured
+
+
+def _check_nan(node, outputs):
+    """Anomaly mode: torch's error when a backward formula returns NaN (skipped on JAX tracers)."""
+    import jax
+    import numpy as np
+    for i, g in enumerate(outputs):
+        if g is not None and not isinstance(g._data, jax.core.Tracer) and g._data.dtype.kind in "fc" \
+                and np.isnan(np.asarray(g._data)).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _nodes_to_execute(roots, exec_targets, captures):
@@ -209,8 +236,8 @@ def _call_tensor_pre_hooks(node, grads):
             g = grads[nr]
             if t is None or g is None:
                 continue
-            if t._grad is None:
-                t._grad = g if _gm._state.grad_enabled else _copy(g)
+            if t._grad is None:  # torch clones (CloneBackward0 under create_graph)
+                t._grad = g.clone() if _gm._state.grad_enabled else _copy(g)
             else:
                 t._grad = t._grad + g
     return grads
@@ -219,6 +246,26 @@ def _call_tensor_pre_hooks(node, grads):
 def _copy(g):
     from .._tensor import _wrap
     return _wrap(g._data)
+
+
+_copy_op = []
+
+
+def _graph_copy(g):
+    """A copy of ``g`` recorded as torch's CopyBackwards (AccumulateGrad's first .grad under create_graph)."""
+    if not _copy_op:
+        from ..ops._registry import op
+
+        @op("torch::autograd::CopyBackwards", save=())
+        def copy(self, src):  # self: the (absent) destination, as in torch's new_empty().copy_(src)
+            return src
+
+        @copy.derivative
+        def _(grad):
+            return None, grad
+        _copy_op.append(copy)
+    from ..ops._registry import _apply
+    return _apply(_copy_op[0], (None, g), ())
 
 
 def _check_hook_tuple(hook, result, expected):
@@ -261,7 +308,7 @@ def _accumulate_into_leaf(variable, grad):
         return
     old = variable._grad
     if _gm._state.grad_enabled:  # create_graph: keep the gradient's history
-        variable._grad = grad if old is None else old + grad
+        variable._grad = _graph_copy(grad) if old is None else old + grad
     elif old is None:
         variable._grad = _copy(grad)
     else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped

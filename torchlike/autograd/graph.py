@@ -25,7 +25,10 @@ class RemovableHandle:
     _ids = itertools.count()
 
     def __init__(self, container):
-        self._container_ref = weakref.ref(container)
+        try:
+            self._container_ref = weakref.ref(container)
+        except TypeError:  # a plain dict cannot be weakly referenced: hold it (it holds only the hooks)
+            self._container_ref = lambda: container
         self.id = next(RemovableHandle._ids)
 
     def remove(self):
@@ -38,6 +41,12 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+class _Hooks(dict):
+    """A hook dict a RemovableHandle can reference weakly (so a handle never keeps hooks alive)."""
+
+    __slots__ = ("__weakref__",)
 
 
 def _add_hook(container, fn):
@@ -78,25 +87,27 @@ class Node:
     @property
     def _input_metadata(self):
         from ..ops._registry import _InputMetadata
-        from .._device import _device_of
         return [_InputMetadata(aval.shape, aval.dtype, None) for aval in self._out_meta]
 
     def register_prehook(self, fn):
         """``fn(grad_outputs) -> tuple | None`` runs before the node; a tuple replaces grad_outputs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
+            self._pre_hooks = _Hooks()
         return _add_hook(self._pre_hooks, fn)
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after the node."""
         if self._post_hooks is None:
-            self._post_hooks = {}
+            self._post_hooks = _Hooks()
         return _add_hook(self._post_hooks, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
-        return _add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+        hooks = self._tensor_pre_hooks.get(output_nr)
+        if hooks is None:
+            hooks = self._tensor_pre_hooks[output_nr] = _Hooks()
+        return _add_hook(hooks, fn)
 
     def _apply(self, grads):
         """grads: list (one per forward output) of Tensor or None -> list per next edge."""

@@ -317,8 +317,11 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                 if t is None:
                     saved.append(None)
                 elif t._is_inference:
-                    raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can "
-                                       "make a clone to get a normal tensor and use it in autograd.")
+                    raise RuntimeError(
+                        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                        "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+                        "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                        "`torch.inference_mode()`.")
                 elif t is inplace or getattr(t, "_wrapped_number", False):
                     # the pre-mutation value of an in-place target, or a Python scalar: nothing to check
                     saved.append(_SavedTensor(arrays[index], None if t is inplace else t, None, -1))
