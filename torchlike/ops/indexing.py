@@ -1,3 +1,875 @@
-"""Indexing ops: __getitem__, index_select, gather, scatter_add, masked_fill, nonzero."""
+"""Indexing ops: ``x[...]`` and ``x[...] = v``, index_select, gather, scatter(_add), index_add, masked_fill,
+masked_select, take_along_dim, nonzero.
 
-__all__ = []
+``Tensor.__getitem__`` follows torch's ``applySlicing``: basic indices are applied one by one, each its own
+node (int -> SelectBackward0, slice -> SliceBackward0, None/bool -> UnsqueezeBackward0; a full ``:`` inside a
+tuple records nothing; ``x[...]`` and friends -> AliasBackward0), then all tensor indices together make one
+IndexBackward0, whose dims are placed by NumPy's rule (together where the indexed dims are adjacent, else
+first). ``__setitem__`` records the node torch's grad_fn shows: IndexPutBackward0 (advanced indices only),
+CopySlices (into a basic-indexed part), CopyBackwards / FillBackward3 (the whole tensor).
+
+Indexing returns new tensors; torch's views (shared storage) are not modelled here.
+
+Values are read on the host where torch reads them too: boolean masks (the result shape depends on them:
+like ``jnp.nonzero`` they cannot be traced under ``jax.jit``), 0-d integer tensors used as indices, nonzero,
+and index bounds checks (skipped on JAX tracers, where an out-of-range index follows JAX's rules instead).
+"""
+import inspect
+import operator
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
+from ..autograd import grad_mode as _gm
+from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
+from ._util import _methods
+
+__all__ = ["index_select", "gather", "scatter", "scatter_add", "index_add", "masked_fill", "masked_select",
+           "take_along_dim", "nonzero", "argwhere"]
+
+_INT64_MAX = (1 << 63) - 1
+_NUMBER = (bool, int, float, complex, np.number, np.bool_)
+_BAD_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+_ZERO_DIM_MSG = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
+                 "convert a 0-dim tensor to a number")
+_CPP_TYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+             "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+             "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+# ----- helpers ---------------------------------------------------------------------------------------------
+def _u64(v):
+    """torch shows negative saved ints through uint64 (-1 -> 2**64 - 1)."""
+    return v + (1 << 64) if v < 0 else v
+
+
+def _torch_saved(entry, unsigned=(), hide=(), extra=None):
+    """Make the node class's ``_saved_*`` attributes the ones torch shows: negative ints as uint64, our extra
+    statics / sizes hidden, torch-only views added (``extra``: name -> fget(node, hidden fgets))."""
+    cls = entry.node_cls
+    fgets = {name[7:]: attr.fget for name, attr in list(cls.__dict__.items()) if name.startswith("_saved_")}
+    for name in unsigned:
+        setattr(cls, "_saved_" + name, property(lambda node, f=fgets[name]: _u64(f(node))))
+    for name in hide:
+        if name in fgets:
+            delattr(cls, "_saved_" + name)
+    for name, fget in (extra or {}).items():
+        setattr(cls, "_saved_" + name, property(lambda node, f=fget: f(node, fgets)))
+    return entry
+
+
+def _named(fn, names):
+    """``fn(grad, **kw)`` with a signature naming what the op table should pass it (variable-arity ops)."""
+    def formula(grad, **kw):
+        return fn(grad, **kw)
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("grad",) + tuple(names)]
+    formula.__signature__ = inspect.Signature(params)
+    return formula
+
+
+def _concrete(t):
+    return not isinstance(t._data, jax.core.Tracer)
+
+
+def _host(t):
+    """The values of a tensor as a NumPy array (a device-to-host read)."""
+    return np.asarray(t._data)
+
+
+def _type_word(np_dtype):
+    return _type_string(np_dtype)[6:-6]
+
+
+def _shape_str(shape):
+    return str(list(shape))
+
+
+def _broadcast_shapes(a, b):
+    """torch's infer_size with its message (a, b as torch names them)."""
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n):
+        off = n - 1 - i
+        sa = a[len(a) - 1 - off] if len(a) - 1 - off >= 0 else 1
+        sb = b[len(b) - 1 - off] if len(b) - 1 - off >= 0 else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                               f"non-singleton dimension {i}")
+        out.append(sb if sa == 1 else sa)
+    return tuple(out)
+
+
+def _check_bounds(index, size, dim, exc=RuntimeError, negative=False, msg=None):
+    """torch's out-of-bounds error for the first entry of index outside [0, size) (or [-size, size) when
+    negative indices count from the end). Reads the index values; skipped on tracers."""
+    if not _concrete(index) or index.numel() == 0:
+        return
+    a = _host(index).reshape(-1)
+    bad = (a < (-size if negative else 0)) | (a >= size)
+    if bad.any():
+        v = int(a[np.argmax(bad)])
+        raise exc(msg or f"index {v} is out of bounds for dimension {dim} with size {size}")
+
+
+def _grid(index, dim):
+    """Index arrays addressing ``a[..., index[i, j, ...], ...]`` at position (i, j, ...) along ``dim``."""
+    n = index.ndim
+    dim %= max(n, 1)
+    return tuple(index if d == dim else jnp.arange(s).reshape((s,) + (1,) * (n - 1 - d))
+                 for d, s in enumerate(index.shape))
+
+
+def _crop(shape):
+    return tuple(slice(0, s) for s in shape)
+
+
+# ----- basic indexing: select / slice / unsqueeze / alias --------------------------------------------------
+def _select_raw(a, dim, index):
+    return jax.lax.index_in_dim(a, index % a.shape[dim], dim, keepdims=False)
+
+
+def _slice_bounds(size, start, end, step):
+    s, e, _ = slice(start, end, step).indices(size)
+    return s, max(e, s)
+
+
+def _slice_raw(a, dim, start, end, step):
+    s, e = _slice_bounds(a.shape[dim], start, end, step)
+    return jax.lax.slice_in_dim(a, s, e, step, dim)
+
+
+@op("SelectBackward0", save=())
+def _select(self, *, dim, index):
+    return _select_raw(self, dim, index)
+
+
+@_select.derivative
+def _(grad, self_shape, dim, index):
+    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (index,)].set(grad)
+
+
+@op("SliceBackward0", save=())
+def _slice(self, *, dim, start, end, step):
+    return _slice_raw(self, dim, start, end, step)
+
+
+@_slice.derivative
+def _(grad, self_shape, dim, start, end, step):
+    s, e = _slice_bounds(self_shape[dim], start, end, step)
+    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (slice(s, e, step),)].set(grad)
+
+
+@op("UnsqueezeBackward0", save=())
+def _unsqueeze(self, *, dim):
+    return jnp.expand_dims(self, dim)
+
+
+@_unsqueeze.derivative
+def _(grad, dim):
+    return jnp.squeeze(grad, dim)
+
+
+@op("AliasBackward0", save=())
+def _alias(self):
+    return self
+
+
+@_alias.derivative
+def _(grad):
+    return grad
+
+
+_torch_saved(_select, unsigned=("index",))
+_torch_saved(_slice, unsigned=("start", "end"))
+_torch_saved(_unsqueeze, hide=("self_sym_sizes",))
+_torch_saved(_alias, hide=("self_sym_sizes",))
+
+_STEP_FNS = {"select": _select_raw, "slice": _slice_raw, "unsqueeze": jnp.expand_dims}
+_STEP_OPS = {"select": _select, "slice": _slice, "unsqueeze": _unsqueeze}
+
+
+# ----- advanced indexing: IndexBackward0 -------------------------------------------------------------------
+def _adv_key(arrays, spec):
+    """The jnp index of torch's at::index: spec per indexed dim is None (``:``), -1 (integer array) or the
+    number of True values of a boolean mask (expanded with nonzero)."""
+    key, it = [], iter(arrays)
+    for s in spec:
+        if s is None:
+            key.append(slice(None))
+        elif s < 0:
+            key.append(next(it))
+        else:
+            key.extend(jnp.nonzero(next(it), size=s))
+    return tuple(key)
+
+
+def _index_fwd(self, *indices, spec):
+    return self[_adv_key(indices, spec)]
+
+
+def _index_bwd(grad, self_shape, spec, **kw):
+    key = _adv_key([kw[f"i{k}"] for k in range(len(kw))], spec)
+    return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
+
+
+def _saved_indices(node, fgets):
+    """torch's ``_saved_indices``: the index tensors, None for the dims indexed by ``:``."""
+    k = iter(range(len(node._statics[-1])))
+    return tuple(None if s is None else fgets[f"i{next(k)}"](node) for s in node._statics[-1])
+
+
+def _hidden(n, *more):
+    return tuple(f"i{k}" for k in range(n)) + more
+
+
+_index_ops = {}
+
+
+def _index_op(n):
+    """The IndexBackward0 table entry for n index tensors."""
+    entry = _index_ops.get(n)
+    if entry is None:
+        names = tuple(f"i{k}" for k in range(n))
+        entry = OpDef("IndexBackward0", _index_fwd, save=names, nondiff=names, inputs=("self",) + names,
+                      statics=("spec",))
+        entry.derivative(_named(_index_bwd, ("self_shape", "spec") + names))
+        _torch_saved(entry, hide=_hidden(n, "spec"), extra={"indices": _saved_indices})
+        _index_ops[n] = entry
+    return entry
+
+
+# ----- parsing an index the way torch's applySlicing does --------------------------------------------------
+def _treat_as_tuple(index):
+    """NumPy's legacy rule torch keeps: a short list holding sequences/slices/None/... is a tuple of indices."""
+    if len(index) >= 32:
+        return False
+    for obj in index:
+        if isinstance(obj, (Tensor, np.ndarray, list, tuple, slice)) or obj is None or obj is Ellipsis:
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+                          "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+                          "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+                          "error or a different result", UserWarning, stacklevel=5)
+            return True
+    return False
+
+
+def _index_tensor(obj):
+    """A list / NumPy array index as a tensor (ints -> int64, bools -> bool)."""
+    a = np.asarray(obj)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)
+    if a.dtype.kind not in "biu":
+        raise IndexError(_BAD_INDEX_DTYPE)
+    if isinstance(obj, (list, tuple)) and a.dtype.kind in "iu":
+        a = a.astype(np.int64)
+    return _wrap(jnp.asarray(a))
+
+
+def _items(index):
+    """The index as a tuple of ints, slices, None, Ellipsis, bools and index tensors."""
+    if isinstance(index, tuple):
+        items = index
+    elif isinstance(index, list) and _treat_as_tuple(index):
+        items = tuple(index)
+    else:
+        items = (index,)
+    out = []
+    for obj in items:
+        if obj is None or obj is Ellipsis or isinstance(obj, (bool, np.bool_, slice)):
+            out.append(bool(obj) if isinstance(obj, np.bool_) else obj)
+        elif isinstance(obj, (int, np.integer)):
+            out.append(int(obj))
+        elif isinstance(obj, (Tensor, np.ndarray, list, tuple)):
+            t = obj if isinstance(obj, Tensor) else _index_tensor(obj)
+            kind = t._data.dtype.kind
+            if t.ndim == 0 and kind in "biu":  # 0-d integer tensors select; 0-d bool/uint8 act as bools
+                v = _host(t).item()
+                out.append(bool(v) if kind == "b" or t._data.dtype == np.uint8 else int(v))
+            else:
+                if kind not in "biu":
+                    raise IndexError(_BAD_INDEX_DTYPE)
+                if t._data.dtype == np.uint8:
+                    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                                  "torch.bool instead.", UserWarning, stacklevel=5)
+                out.append(t)
+        elif hasattr(obj, "__index__"):
+            out.append(operator.index(obj))
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(obj).__name__})")
+    return out
+
+
+def _is_mask(t):
+    return t._data.dtype == np.bool_ or t._data.dtype == np.uint8
+
+
+def _slice_args(s):
+    step = 1 if s.step is None else operator.index(s.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step < 0:
+        raise ValueError("step must be greater than zero")
+    start = 0 if s.start is None else operator.index(s.start)
+    end = _INT64_MAX if s.stop is None else operator.index(s.stop)
+    return start, end, step
+
+
+def _parse(shape, index, record_full_slice=False):
+    """torch's applySlicing on shapes: (basic steps in order, tensor indices per dim (torch's outIndices),
+    the shape after the basic steps)."""
+    items = _items(index)
+    ndim = len(shape)
+    if not ndim and not isinstance(index, tuple) and len(items) == 1:  # torch's single-index fast paths
+        obj = items[0]
+        if isinstance(obj, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if isinstance(obj, int) and not isinstance(obj, bool):
+            if obj == 0:
+                raise IndexError(_ZERO_DIM_MSG)
+            raise IndexError(f"index {obj} is out of bounds for dimension 0 with size 0")
+    specified = sum((it.ndim if _is_mask(it) else 1) if isinstance(it, Tensor) else 1 for it in items
+                    if it is not None and it is not Ellipsis and not isinstance(it, bool))
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    cur = list(shape)
+    steps, slots = [], []
+    dim = 0
+
+    def record(t):
+        nonlocal dim
+        if not slots:
+            slots.extend([None] * dim)
+        slots.append(t)
+        dim += t.ndim if _is_mask(t) else 1
+
+    for real_dim, obj in enumerate(items):
+        if obj is None or isinstance(obj, bool):
+            steps.append(("unsqueeze", dim))
+            cur.insert(dim, 1)
+            if obj is None:
+                dim += 1
+                if slots:
+                    slots.append(None)
+            else:  # True indexes the new dim as [0], False as []
+                record(_wrap(jnp.zeros((1 if obj else 0,), jnp.int64)))
+        elif obj is Ellipsis:
+            n = ndim - specified
+            dim += n
+            if slots:
+                slots.extend([None] * n)
+        elif isinstance(obj, int):
+            size = cur[dim]
+            if not -size <= obj < size:
+                raise IndexError(f"index {obj} is out of bounds for dimension {real_dim} with size {size}")
+            steps.append(("select", dim, obj))
+            cur.pop(dim)
+        elif isinstance(obj, slice):
+            start, end, step = _slice_args(obj)
+            if record_full_slice or not (start == 0 and end >= cur[dim] and step == 1):
+                steps.append(("slice", dim, start, end, step))
+                cur[dim] = len(range(*slice(start, end, step).indices(cur[dim])))
+            dim += 1
+            if slots:
+                slots.append(None)
+        else:
+            record(obj)
+    while slots and slots[-1] is None:
+        slots.pop()
+    return steps, slots, tuple(cur)
+
+
+def _advanced(cur, slots):
+    """Check torch's at::index arguments on the sliced shape ``cur``: (spec, index tensors, result shape)."""
+    spec, tensors, shapes, dims = [], [], [], []
+    p = 0
+    for t in slots:
+        if t is None:
+            spec.append(None)
+            p += 1
+            continue
+        if _is_mask(t):
+            mshape = t.shape
+            for j, s in enumerate(mshape):
+                if p + j >= len(cur):
+                    raise IndexError(f"too many indices for tensor of dimension {len(cur)}")
+                if s != cur[p + j]:
+                    raise IndexError(f"The shape of the mask {_shape_str(mshape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {_shape_str(cur)} at index {p + j}")
+            count = int(np.count_nonzero(_host(t)))
+            spec.append(count)
+            shapes += [(count,)] * len(mshape)
+            dims += range(p, p + len(mshape))
+            p += len(mshape)
+        else:
+            if p >= len(cur):
+                raise IndexError(f"too many indices for tensor of dimension {len(cur)}")
+            spec.append(-1)
+            shapes.append(tuple(t.shape))
+            dims.append(p)
+            p += 1
+        tensors.append(t)
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(_shape_str(s) for s in shapes)) from None
+    k = 0
+    for s, t in zip([s for s in spec if s is not None], tensors):
+        if s < 0:
+            _check_bounds(t, cur[dims[k]], k, IndexError, negative=True)
+            k += 1
+        else:
+            k += t.ndim
+    if dims == list(range(dims[0], dims[-1] + 1)):
+        shape = cur[:dims[0]] + tuple(bshape) + cur[dims[-1] + 1:]
+    else:
+        shape = tuple(bshape) + tuple(s for d, s in enumerate(cur) if d not in dims)
+    return tuple(spec), tensors, shape
+
+
+def _getitem(self, index):
+    """``self[index]`` with torch's indexing rules and node structure."""
+    if type(index) is int and self._data.ndim:  # fast path of x[i]
+        size = self._data.shape[0]
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
+        return _apply(_select, (self,), (0, index))
+    single_slice = isinstance(index, slice)
+    steps, slots, cur = _parse(self.shape, index, record_full_slice=single_slice)
+    if slots:
+        spec, tensors, _ = _advanced(cur, slots)
+    t = self
+    for kind, *args in steps:
+        t = _apply(_STEP_OPS[kind], (t,), tuple(args))
+    if slots:
+        return _apply(_index_op(len(tensors)), (t, *tensors), (spec,))
+    if t is self:  # x[...], x[:, :]: a new tensor anyway
+        return _apply(_alias, (self,), ())
+    return t
+
+
+# ----- __setitem__ -----------------------------------------------------------------------------------------
+def _positions(shape, steps, spec, indices):
+    """Flat positions (in ``shape``) of the elements ``x[index]`` refers to, in torch's order."""
+    pos = jnp.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    for kind, *args in steps:
+        pos = _STEP_FNS[kind](pos, *args)
+    return pos[_adv_key(indices, spec)] if spec else pos
+
+
+def _setitem_fwd(self, values, *indices, steps, spec):
+    sel = _positions(self.shape, steps, spec, indices)
+    v = jnp.broadcast_to(values.astype(self.dtype), sel.shape)
+    return self.reshape(-1).at[sel.reshape(-1)].set(v.reshape(-1)).reshape(self.shape)
+
+
+def _setitem_bwd(grad, self_shape, steps, spec, **kw):
+    sel = _positions(self_shape, steps, spec, [kw[f"i{k}"] for k in range(len(kw))])
+    flat = grad.reshape(-1)
+    return flat.at[sel.reshape(-1)].set(0).reshape(self_shape), flat[sel]  # the table sums the value's gradient
+
+
+_setitem_ops = {}
+
+
+def _setitem_op(name, n):
+    """The in-place table entry ``name`` (IndexPutBackward0, CopySlices, ...) for n index tensors."""
+    entry = _setitem_ops.get((name, n))
+    if entry is None:
+        names = tuple(f"i{k}" for k in range(n))
+        entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
+                      statics=("steps", "spec"))
+        entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "spec") + names))
+        extra = {"accumulate": lambda node, f: False, "indices": _saved_indices} \
+            if name == "IndexPutBackward0" else None
+        _torch_saved(entry, hide=_hidden(n, "steps", "spec", "self_sym_sizes", "values_sym_sizes"), extra=extra)
+        _setitem_ops[(name, n)] = entry
+    return entry
+
+
+def _strip_leading_ones(shape):
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _setitem(self, index, value):
+    """``self[index] = value``: an in-place op on self (torch's CopySlices / IndexPutBackward0 / ...)."""
+    if isinstance(value, Tensor):
+        pass
+    elif isinstance(value, _NUMBER):
+        value = _scalar(value.item() if isinstance(value, np.generic) else value)
+    else:
+        cls = type(value)
+        name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+        raise TypeError(f"can't assign a {name} to a {_type_string(self._data.dtype)}")
+    if index is False:
+        return
+    if index is True:
+        index = None  # torch: copy into self.unsqueeze(0)
+    steps, slots, cur = _parse(self.shape, index)
+    view = bool(steps)
+    if view and _gm._state.grad_enabled and self._requires_grad and self._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    spec, tensors = (), []
+    if slots:  # index_put_ (into the view if there is one)
+        spec, tensors, target = _advanced(cur, slots)
+        stripped = _strip_leading_ones(value.shape)
+        try:
+            np.broadcast_shapes(stripped, target)
+            if len(stripped) > len(target):
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(value.shape)} cannot be "
+                               f"broadcast to indexing result of shape {_shape_str(target)}") from None
+        if not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_type_word(self._data.dtype)} for the destination and "
+                               f"{_type_word(value._data.dtype)} for the source.")
+        if stripped != tuple(value.shape):
+            value = value.view(stripped)
+        name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
+    else:  # copy_ / fill_ (into the view if there is one)
+        if tuple(value.shape) != cur and value.ndim:
+            value = value.view(_strip_leading_ones(value.shape))
+            if tuple(value.shape) != cur:
+                value = value.expand(cur)
+        if view:
+            name = "torch::autograd::CopySlices"
+        elif value.ndim == 0 and cur:
+            name = "FillBackward3"
+        else:
+            name = "torch::autograd::CopyBackwards"
+    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (tuple(steps), spec))
+
+
+# ----- index_select / gather / take_along_dim ------------------------------------------------------------
+@op("IndexSelectBackward0", save=("index",), nondiff=("index",))
+def _index_select(self, index, *, dim):
+    return jnp.take(self, index.reshape(-1), axis=dim)
+
+
+@_index_select.derivative
+def _(grad, index, self_shape, dim):
+    key = (slice(None),) * (dim % len(self_shape)) + (index.reshape(-1),)
+    return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
+
+
+def index_select(input, dim, index):
+    """Entries of input at ``index`` (a vector) along dim (IndexSelectBackward0)."""
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    _check_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError, msg="index out of range in self")
+    return _apply(_index_select, (input, index), (dim,))
+
+
+@op("GatherBackward0", save=("self", "index"), nondiff=("index",))
+def _gather(self, index, *, dim, sparse_grad):
+    if self.ndim == 0:
+        return jnp.broadcast_to(self, index.shape)
+    return self[_grid(index, dim)]
+
+
+@_gather.derivative
+def _(grad, index, self_shape, dim):
+    if not self_shape:
+        return grad
+    return jnp.zeros(self_shape, grad.dtype).at[_grid(index, dim)].add(grad)
+
+
+def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
+    """torch's shape/dtype/bounds checks shared by gather, scatter and scatter_add."""
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
+    if max(index.ndim, 1) != max(self.ndim, 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
+    if src is not None and max(index.ndim, 1) != max(src.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    ishape, sshape = tuple(index.shape), tuple(self.shape)
+    for d in range(index.ndim):
+        too_big = (d != dim and ishape[d] > sshape[d]) or (src is not None and ishape[d] > src.shape[d])
+        if too_big:
+            if fname == "gather":
+                raise RuntimeError(f"Size does not match at dimension {d} expected index {_shape_str(ishape)} to be "
+                                   f"no larger than self {_shape_str(sshape)} apart from dimension {dim}")
+            msg = (f"Expected index {_shape_str(ishape)} to be no larger than self {_shape_str(sshape)} apart from "
+                   f"dimension {dim}")
+            if src is not None:
+                msg += f" and to be no larger size than src {_shape_str(src.shape)}"
+            raise RuntimeError(msg)
+    _check_bounds(index, sshape[dim] if sshape else 1, dim)
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """``out[i][j] = input[index[i][j]][j]`` (for dim 0) (GatherBackward0)."""
+    _check_scatter_gather("gather", input, index, _wrap_dim(dim, input.ndim))
+    return _apply(_gather, (input, index), (dim, bool(sparse_grad)))
+
+
+def take_along_dim(input, indices, dim=None):
+    """Values of input at ``indices`` along dim (broadcasting the other dims), or of the flattened input."""
+    if dim is None:
+        return gather(input.view(-1), 0, indices.view(-1))
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_type_word(indices._data.dtype)}")
+    dim = _wrap_dim(dim, input.ndim)
+    self_sizes = list(input.shape)
+    self_sizes[dim] = indices.shape[dim]
+    ishape = _broadcast_shapes(tuple(self_sizes), tuple(indices.shape))
+    index_sizes = list(indices.shape)
+    index_sizes[dim] = input.shape[dim]
+    sshape = _broadcast_shapes(tuple(index_sizes), tuple(input.shape))
+    size = input.shape[dim]
+    indices = _wrap(_wrap_negative(indices._data, size, ishape))
+    return gather(input.expand(sshape), dim, indices)
+
+
+@jax.jit
+def _wrap_negative_jit(index, size):
+    return jnp.where(index < 0, index + size, index)
+
+
+def _wrap_negative(index, size, shape):
+    return jnp.broadcast_to(_wrap_negative_jit(index, jnp.asarray(size, index.dtype)), shape)
+
+
+# ----- scatter / scatter_add / index_add -------------------------------------------------------------------
+@op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",))
+def _scatter_add(self, index, src, *, dim):
+    return self.at[_grid(index, dim)].add(src[_crop(index.shape)])
+
+
+@_scatter_add.derivative
+def _(grad, index, src_shape, dim):
+    if index is None:
+        return grad, None
+    return grad, jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[_grid(index, dim)])
+
+
+@op("ScatterBackward0", save=("index",), nondiff=("index",))
+def _scatter_src(self, index, src, *, dim):
+    return self.at[_grid(index, dim)].set(src[_crop(index.shape)])
+
+
+@_scatter_src.derivative
+def _(grad, index, src_shape, dim):
+    key = _grid(index, dim)
+    return grad.at[key].set(0), jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[key])
+
+
+@op("ScatterBackward1", save=("index",), nondiff=("index", "value"))
+def _scatter_value(self, index, value, *, dim):
+    return self.at[_grid(index, dim)].set(value.astype(self.dtype))
+
+
+@_scatter_value.derivative
+def _(grad, index, dim):
+    return grad.at[_grid(index, dim)].set(0)
+
+
+def _scatter_args(input, dim, index, src):
+    """torch's checks of scatter / scatter_add; returns dim as given (torch saves it so)."""
+    d = _wrap_dim(dim, input.ndim)
+    if isinstance(src, Tensor):
+        if src._data.dtype != input._data.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        _check_scatter_gather("scatter", input, index, d, src, what="self")
+    else:
+        _check_scatter_gather("scatter", input, index, d, what="self")
+    return dim
+
+
+def scatter(input, dim, index, src=None, *, value=None):
+    """A copy of input with ``src`` (a tensor, or a number ``value``) written at ``index`` along dim
+    (ScatterBackward0 for a tensor, ScatterBackward1 for a number)."""
+    if src is None:
+        src = value
+    dim = _scatter_args(input, dim, index, src)
+    if isinstance(src, Tensor):
+        return _apply(_scatter_src, (input, index, src), (dim,))
+    return _apply(_scatter_value, (input, index, _scalar(src)), (dim,))
+
+
+def _scatter_(self, dim, index, src=None, *, value=None):
+    if src is None:
+        src = value
+    dim = _scatter_args(self, dim, index, src)
+    if isinstance(src, Tensor):
+        return _apply_inplace(_scatter_src, self, (self, index, src), (dim,))
+    return _apply_inplace(_scatter_value, self, (self, index, _scalar(src)), (dim,))
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of input with src added at ``index`` along dim; repeated indices accumulate (ScatterAddBackward0)."""
+    dim = _scatter_args(input, dim, index, src)
+    return _apply(_scatter_add, (input, index, src), (dim,))
+
+
+def _scatter_add_(self, dim, index, src):
+    dim = _scatter_args(self, dim, index, src)
+    return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
+
+
+@op("IndexAddBackward0", save={"index": ("source",), "source": ("source",)}, nondiff=("index",))
+def _index_add(self, index, source, *, dim, alpha, source_dim):
+    dim %= max(self.ndim, 1)
+    src = source if source.ndim == self.ndim else source.reshape(source.shape[:dim] + (1,) + source.shape[dim:])
+    if alpha != 1:
+        src = src * alpha
+    return self.at[(slice(None),) * dim + (index.reshape(-1),)].add(src.astype(self.dtype))
+
+
+@_index_add.derivative
+def _(grad, index, source_shape, dim, alpha):
+    if index is None:
+        return grad, None
+    g = jnp.take(grad, index.reshape(-1), axis=dim)
+    return grad, (g * alpha if alpha != 1 else g).reshape(source_shape)
+
+
+def _index_add_args(self, dim, index, source):
+    """torch's checks of index_add; returns dim as given (torch saves it so)."""
+    raw, dim = dim, _wrap_dim(dim, self.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_type_word(index._data.dtype)} and size: {_shape_str(index.shape)}")
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_type_word(index._data.dtype)}")
+    if source._data.dtype != self._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({_type_word(self._data.dtype)}) and source "
+                           f"({_type_word(source._data.dtype)}) must have the same scalar type")
+    n = index.numel()
+    if source.ndim and n != source.shape[dim]:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): "
+                           f"({source.shape[dim]}), for dim: {dim}")
+    if source.ndim and [s for d, s in enumerate(self.shape) if d != dim] != \
+            [s for d, s in enumerate(source.shape) if d != dim]:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {_shape_str(self.shape)} source.shape = {_shape_str(source.shape)}")
+    _check_bounds(index, self.shape[dim] if self.ndim else 1, dim)
+    return raw
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of input with ``alpha * source`` added at ``index`` along dim (IndexAddBackward0)."""
+    dim = _index_add_args(input, dim, index, source)
+    return _apply(_index_add, (input, index, source), (dim, alpha, source.ndim))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    dim = _index_add_args(self, dim, index, source)
+    return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
+
+
+# ----- masked_fill / masked_select -------------------------------------------------------------------------
+@op("MaskedFillBackward0", save=("mask",), nondiff=("mask", "value"))
+def _masked_fill(self, mask, value):
+    return jnp.where(mask, value.astype(self.dtype), self)
+
+
+@_masked_fill.derivative
+def _(grad, mask):
+    return jnp.where(mask, jnp.zeros((), grad.dtype), grad)
+
+
+@op("MaskedFillBackward1", save=("mask",), nondiff=("mask",))
+def _masked_fill_t(self, mask, value):
+    return jnp.where(mask, value.astype(self.dtype), self)
+
+
+@_masked_fill_t.derivative
+def _(grad, mask):
+    zero = jnp.zeros((), grad.dtype)
+    return jnp.where(mask, zero, grad), jnp.sum(jnp.where(mask, grad, zero))
+
+
+def _masked_fill_args(input, mask, value):
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_TYPE[mask._data.dtype.name]}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        return _masked_fill_t, value
+    return _masked_fill, _scalar(value)
+
+
+def masked_fill(input, mask, value):
+    """input with ``value`` (a number or 0-d tensor) where mask is True; mask broadcasts
+    (MaskedFillBackward0 for a number, MaskedFillBackward1 for a tensor)."""
+    entry, value = _masked_fill_args(input, mask, value)
+    _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
+    return _apply(entry, (input, mask, value), ())
+
+
+def _masked_fill_(self, mask, value):
+    entry, value = _masked_fill_args(self, mask, value)
+    shape = _broadcast_shapes(tuple(mask.shape), tuple(self.shape))
+    if shape != tuple(self.shape):
+        raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
+                           f"{_shape_str(shape)}")
+    return _apply_inplace(entry, self, (self, mask, value), ())
+
+
+@op("MaskedSelectBackward0", save=("mask", "self"), nondiff=("mask",))
+def _masked_select(self, mask, *, count):
+    shape = jnp.broadcast_shapes(self.shape, mask.shape)
+    return jnp.broadcast_to(self, shape)[jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)]
+
+
+@_masked_select.derivative
+def _(grad, mask, self_shape, count):
+    shape = jnp.broadcast_shapes(self_shape, mask.shape)
+    key = jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)
+    return jnp.zeros(shape, grad.dtype).at[key].add(grad)  # the table sums it back to self's shape
+
+
+def masked_select(input, mask):
+    """The entries of input where mask is True, as a 1-D tensor (MaskedSelectBackward0). Reads the mask."""
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
+    count = int(np.count_nonzero(np.broadcast_to(_host(mask), shape)))
+    return _apply(_masked_select, (input, mask), (count,))
+
+
+for _entry in (_gather, _scatter_add, _scatter_src, _scatter_value, _index_add, _masked_fill, _masked_fill_t,
+               _masked_select):
+    _torch_saved(_entry, hide=("self_sym_sizes", "src_sym_sizes", "source_sym_sizes", "value_sym_sizes", "count"))
+for _entry in (_index_select, _gather, _scatter_add, _scatter_src, _scatter_value, _index_add):
+    _torch_saved(_entry, unsigned=("dim",))
+
+
+# ----- nonzero ---------------------------------------------------------------------------------------------
+def nonzero(input, *, as_tuple=False):
+    """Indices of the non-zero entries: an (n, ndim) int64 tensor, or a tuple of ndim vectors.
+    Not differentiable; reads the values (its shape depends on them)."""
+    a = _host(input)
+    if as_tuple:
+        return tuple(_wrap(jnp.asarray(i, jnp.int64)) for i in np.nonzero(np.atleast_1d(a)))
+    return _wrap(jnp.asarray(np.argwhere(a), jnp.int64))
+
+
+def argwhere(input):
+    """nonzero(input)."""
+    return nonzero(input)
+
+
+_methods(__getitem__=_getitem, __setitem__=_setitem, index_select=index_select, gather=gather, scatter=scatter,
+         scatter_=_scatter_, scatter_add=scatter_add, scatter_add_=_scatter_add_, index_add=index_add,
+         index_add_=_index_add_, masked_fill=masked_fill, masked_fill_=_masked_fill_, masked_select=masked_select,
+         take_along_dim=take_along_dim, nonzero=nonzero, argwhere=argwhere)
