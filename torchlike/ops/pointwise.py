@@ -1,25 +1,38 @@
 """Elementwise ops: arithmetic with torch's type promotion, unary math, activations, comparisons.
 
-Each differentiable op is one table entry (``@op`` + ``.derivative``); ``_unary``/``_binary`` turn an
-entry into the public function, the Tensor method and its in-place ``name_`` variant. Formulas are
-written in torch's convention for complex numbers (gradients are conjugated where torch does).
+Each differentiable op is one table entry (``@op`` + ``.derivative``, or ``_entry`` for the one-liners);
+``_unary``/``_binary`` turn an entry into the public function, the Tensor method and its in-place ``name_``
+variant. Formulas follow torch's derivatives.yaml, including its convention for complex numbers (the
+gradient of a holomorphic f is ``grad * conj(f'(z))``) and its choices at special points (relu at 0,
+abs at 0, clamp at the bounds, maximum ties). Python scalars travel as cached 0-d "wrapped number"
+tensors (float64/int64/complex128), never as traced Python values, so one compiled op serves every
+scalar value; where torch saves the Python scalar itself (``_saved_exponent`` of ``x ** 2``), the node
+property returns it as a Python number.
 """
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap
-from ._registry import op, _apply, _apply_inplace, _scalar, OpDef
+from .._tensor import Tensor, _wrap, _type_string
+from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 
-__all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-           "sigmoid", "reciprocal", "relu", "silu", "sign", "clone", "gelu", "softplus", "leaky_relu", "add", "sub",
-           "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "pow", "square",
-           "maximum", "minimum", "clamp", "clip", "clamp_min", "clamp_max", "where", "eq", "ne", "lt", "le", "gt",
-           "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "isnan", "isinf", "isfinite",
-           "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not", "allclose", "isclose", "equal"]
+__all__ = ["neg", "negative", "positive", "abs", "absolute", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
+           "sqrt", "rsqrt", "square", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+           "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "sigmoid",
+           "reciprocal", "relu", "selu", "silu", "sign", "sgn", "clone", "gelu", "softplus", "leaky_relu",
+           "hardtanh", "relu6", "elu", "logsigmoid", "floor", "ceil", "round", "trunc", "fix", "frac", "add", "sub",
+           "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "fmod",
+           "remainder", "pow", "atan2", "arctan2", "hypot", "logaddexp", "lerp", "addcmul", "addcdiv", "maximum",
+           "minimum", "clamp", "clip", "clamp_min", "clamp_max", "where", "real", "imag", "conj", "conj_physical",
+           "resolve_conj", "resolve_neg", "angle", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal",
+           "less", "less_equal", "not_equal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
+           "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "allclose", "isclose", "equal"]
 
-
+# ----- helpers -----------------------------------------------------------------------------------------
 def _is_float(a):
     return a.aval.dtype.kind in "fcV"  # V: bfloat16
 
@@ -45,11 +58,91 @@ def _method(name, fn):
     setattr(Tensor, name, fn)
 
 
-def _unary(name, entry, float_only=True, method=True, inplace=True):
+def _type_word(np_dtype):
+    """torch's short dtype name used in messages: Float, Long, ComplexFloat, ..."""
+    return _type_string(np.dtype(np_dtype))[6:-6]
+
+
+def _number(x):
+    """NumPy scalars and 0-d arrays count as the Python numbers they hold (as torch treats them)."""
+    if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0:
+        return x.item()
+    return x
+
+
+def _wrap_scalar(x):
+    """A tensor stays; a Python/NumPy number becomes torch's wrapped 0-d tensor."""
+    if isinstance(x, Tensor):
+        return x
+    x = _number(x)
+    if isinstance(x, (bool, int, float, complex)):
+        return _scalar(x)
+    raise TypeError(f"unsupported operand type: {type(x).__name__}")
+
+
+def _entry(node_name, save, forward, derivative, **kw):
+    """A table entry from a forward and a derivative given inline (for the one-line formulas)."""
+    entry = OpDef(node_name, forward, save=save, **kw)
+    entry.derivative(derivative)
+    return entry
+
+
+def _saved_number(entry, name):
+    """Make ``_saved_<name>`` return the Python number that was wrapped (torch saves a Scalar there)."""
+    tensor_prop = getattr(entry.node_cls, "_saved_" + name)
+
+    def get(node):
+        v = tensor_prop.fget(node)
+        return v.item() if isinstance(v, Tensor) else v
+    setattr(entry.node_cls, "_saved_" + name, property(get))
+
+
+def _broadcast_shape(a, b):
+    """torch's infer_size: the broadcast shape of two shapes, with torch's error."""
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n):
+        da, db = i - n + len(a), i - n + len(b)
+        sa = a[da] if da >= 0 else 1
+        sb = b[db] if db >= 0 else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                               f"non-singleton dimension {i}")
+        out.append(sa if sb == 1 else sb)
+    return tuple(out)
+
+
+_OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+            "arguments requires grad.")
+
+
+def _write_out(name, result, out, inputs):
+    """torch's ``out=``: no autograd through it; the result is written into ``out`` (cast to its dtype)."""
+    from ..autograd import grad_mode
+    if grad_mode.is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        raise RuntimeError(_OUT_MSG.format(name))
+    _check_inplace(out)
+    data = result._data
+    if data.dtype != out._data.dtype:
+        data = _cast(data, out._data.dtype)
+    out._data = data
+    out._version_counter().version += 1
+    return out
+
+
+# ----- unary ops ---------------------------------------------------------------------------------------
+# kind: "float" (ints/bools computed in the default float dtype), "any" (any dtype kept),
+#       "round" (integers pass through unchanged, as torch.floor(int_tensor) does)
+def _unary(name, entry, kind="float", method=True, inplace=True):
     """Public function ``name(input)`` (+ Tensor method, + ``name_``) for a one-input table entry."""
-    if float_only:
+    if kind == "float":
         def fn(input):
             return _apply(entry, (_to_float(input),), ())
+    elif kind == "round":
+        def fn(input):
+            if not _is_float(input._data):
+                return clone(input)
+            return _apply(entry, (input,), ())
     else:
         def fn(input):
             return _apply(entry, (input,), ())
@@ -59,21 +152,20 @@ def _unary(name, entry, float_only=True, method=True, inplace=True):
         _method(name, fn)
     if inplace:
         def fn_(self):
-            if float_only and not _is_float(self._data):
-                raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                                   f"{_type_word(self._data.dtype)}")
+            if kind == "float" and not _is_float(self._data):
+                raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to "
+                                   f"the desired output type {_type_word(self._data.dtype)}")
+            if kind == "round" and not _is_float(self._data):
+                _check_inplace(self)
+                self._version_counter().version += 1
+                return self
             return _apply_inplace(entry, self, (self,), ())
-        fn_.__name__ = name + "_"
+        fn_.__name__ = fn_.__qualname__ = name + "_"
+        fn_.__doc__ = f"In-place {name}."
         _method(name + "_", fn_)
     return fn
 
 
-def _type_word(np_dtype):
-    from .._tensor import _type_string
-    return _type_string(np_dtype)[6:-6]
-
-
-# ----- unary math ------------------------------------------------------------------------------------
 @op("NegBackward0", save=())
 def _neg(self):
     return -self
@@ -86,12 +178,15 @@ def _(grad):
 
 @op("AbsBackward0", save=("self",))
 def _abs(self):
-    return jnp.abs(self)
+    return self if self.dtype == bool else jnp.abs(self)
 
 
 @_abs.derivative
 def _(grad, self):
-    return grad * jnp.sign(self) if not jnp.iscomplexobj(self) else grad * self / jnp.where(self == 0, 1, jnp.abs(self))
+    if jnp.iscomplexobj(self):  # grad * sgn(self), sgn(0) = 0
+        a = jnp.abs(self)
+        return grad * jnp.where(a == 0, 0, self / jnp.where(a == 0, 1, a))
+    return grad * jnp.sign(self)
 
 
 @op("ExpBackward0", save=("result",))
@@ -114,16 +209,6 @@ def _(grad, self):
     return grad / jnp.conj(self)
 
 
-@op("Log1PBackward0", save=("self",))
-def _log1p(self):
-    return jnp.log1p(self)
-
-
-@_log1p.derivative
-def _(grad, self):
-    return grad / jnp.conj(self + 1)
-
-
 @op("SqrtBackward0", save=("result",))
 def _sqrt(self):
     return jnp.sqrt(self)
@@ -132,16 +217,6 @@ def _sqrt(self):
 @_sqrt.derivative
 def _(grad, result):
     return grad / (2 * jnp.conj(result))
-
-
-@op("RsqrtBackward0", save=("result",))
-def _rsqrt(self):
-    return jax.lax.rsqrt(self)
-
-
-@_rsqrt.derivative
-def _(grad, result):
-    return -0.5 * grad * jnp.conj(result) ** 3
 
 
 @op("SinBackward0", save=("self",))
@@ -164,16 +239,6 @@ def _(grad, self):
     return -grad * jnp.conj(jnp.sin(self))
 
 
-@op("TanBackward0", save=("result",))
-def _tan(self):
-    return jnp.tan(self)
-
-
-@_tan.derivative
-def _(grad, result):
-    return grad * jnp.conj(1 + result * result)
-
-
 @op("TanhBackward0", save=("result",))
 def _tanh(self):
     return jnp.tanh(self)
@@ -194,76 +259,239 @@ def _(grad, result):
     return grad * jnp.conj(result * (1 - result))
 
 
-@op("ReciprocalBackward0", save=("result",))
-def _reciprocal(self):
-    return 1 / self
-
-
-@_reciprocal.derivative
-def _(grad, result):
-    return -grad * jnp.conj(result * result)
-
-
 @op("ReluBackward0", save=("result",))
 def _relu(self):
-    return jnp.maximum(self, 0)
+    return jnp.maximum(self, jnp.zeros((), self.dtype))
 
 
 @_relu.derivative
 def _(grad, result):
-    return jnp.where(result > 0, grad, 0)
+    return jnp.where(result > 0, grad, 0)  # relu'(0) = 0
 
 
-@op("SiluBackward0", save=("self",))
-def _silu(self):
-    return self * jax.nn.sigmoid(self)
+_SQRT_PI_2 = 2 / math.sqrt(math.pi)
+_LN2, _LN10 = math.log(2), math.log(10)
+
+# one-line formulas: (node name, saved, forward, derivative)
+_log1p = _entry("Log1PBackward0", ("self",), lambda self: jnp.log1p(self), lambda grad, self: grad / jnp.conj(self + 1))
+_log2 = _entry("Log2Backward0", ("self",), lambda self: jnp.log2(self),
+               lambda grad, self: grad / (jnp.conj(self) * _LN2))
+_log10 = _entry("Log10Backward0", ("self",), lambda self: jnp.log10(self),
+                lambda grad, self: grad / (jnp.conj(self) * _LN10))
+_exp2 = _entry("Exp2Backward0", ("result",), lambda self: jnp.exp2(self),
+               lambda grad, result: grad * jnp.conj(result) * _LN2)
+_expm1 = _entry("Expm1Backward0", ("result",), lambda self: jnp.expm1(self),
+                lambda grad, result: grad * (jnp.conj(result) + 1))
+_rsqrt = _entry("RsqrtBackward0", ("result",), lambda self: jax.lax.rsqrt(self),
+                lambda grad, result: -0.5 * grad * jnp.conj(result) ** 3)
+_reciprocal = _entry("ReciprocalBackward0", ("result",), lambda self: 1 / self,
+                     lambda grad, result: -grad * jnp.conj(result * result))
+_tan = _entry("TanBackward0", ("result",), lambda self: jnp.tan(self),
+              lambda grad, result: grad * jnp.conj(1 + result * result))
+_sinh = _entry("SinhBackward0", ("self",), lambda self: jnp.sinh(self),
+               lambda grad, self: grad * jnp.conj(jnp.cosh(self)))
+_cosh = _entry("CoshBackward0", ("self",), lambda self: jnp.cosh(self),
+               lambda grad, self: grad * jnp.conj(jnp.sinh(self)))
+_asin = _entry("AsinBackward0", ("self",), lambda self: jnp.arcsin(self),
+               lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(1 - self * self)))
+_acos = _entry("AcosBackward0", ("self",), lambda self: jnp.arccos(self),
+               lambda grad, self: -grad * jnp.conj(jax.lax.rsqrt(1 - self * self)))
+_atan = _entry("AtanBackward0", ("self",), lambda self: jnp.arctan(self),
+               lambda grad, self: grad / jnp.conj(self * self + 1))
+_asinh = _entry("AsinhBackward0", ("self",), lambda self: jnp.arcsinh(self),
+                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self + 1)))
+_acosh = _entry("AcoshBackward0", ("self",), lambda self: jnp.arccosh(self),
+                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self - 1)))
+_atanh = _entry("AtanhBackward0", ("self",), lambda self: jnp.arctanh(self),
+                lambda grad, self: grad / jnp.conj(1 - self * self))
+_erf = _entry("ErfBackward0", ("self",), lambda self: jax.lax.erf(self),
+              lambda grad, self: grad * _SQRT_PI_2 * jnp.exp(-self * self))
+_erfc = _entry("ErfcBackward0", ("self",), lambda self: jax.lax.erfc(self),
+               lambda grad, self: -grad * _SQRT_PI_2 * jnp.exp(-self * self))
+_silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
+               lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))))
+_sign = _entry("SignBackward0", (), lambda self: self if self.dtype == bool else jnp.sign(self),
+               lambda grad: jnp.zeros_like(grad))
+_clone = _entry("CloneBackward0", (), lambda self: jnp.array(self, copy=True), lambda grad: grad)
+_floor = _entry("FloorBackward0", (), lambda self: jnp.floor(self), lambda grad: jnp.zeros_like(grad))
+_ceil = _entry("CeilBackward0", (), lambda self: jnp.ceil(self), lambda grad: jnp.zeros_like(grad))
+_round = _entry("RoundBackward0", (), lambda self: jnp.round(self), lambda grad: jnp.zeros_like(grad))
+_trunc = _entry("TruncBackward0", (), lambda self: jnp.trunc(self), lambda grad: jnp.zeros_like(grad))
+_frac = _entry("FracBackward0", (), lambda self: self - jnp.trunc(self), lambda grad: grad)
 
 
-@_silu.derivative
-def _(grad, self):
-    s = jax.nn.sigmoid(self)
-    return grad * s * (1 + self * (1 - s))
+def _sgn_forward(self):
+    if not jnp.iscomplexobj(self):
+        return jnp.sign(self)
+    a = jnp.abs(self)
+    return jnp.where(a == 0, 0, self / jnp.where(a == 0, 1, a)).astype(self.dtype)
 
 
-@op("CloneBackward0", save=())
-def _clone(self):
-    return self + jnp.zeros((), self.dtype)
+def _sgn_derivative(grad, self, result):
+    if not jnp.iscomplexobj(self):
+        return jnp.zeros_like(grad)
+    a = jnp.abs(self)
+    return jnp.where(a == 0, 0, (grad - result * jnp.real(grad * jnp.conj(result))) / jnp.where(a == 0, 1, a))
 
 
-@_clone.derivative
-def _(grad):
-    return grad
+_sgn = _entry("SgnBackward0", ("self", "result"), _sgn_forward, _sgn_derivative)
 
 
-@op("SignBackward0", save=())
-def _sign(self):
-    return jnp.sign(self)
+def _angle_derivative(grad, self):
+    if not jnp.iscomplexobj(self):
+        return jnp.zeros_like(grad)
+    a2 = jnp.real(self * jnp.conj(self))
+    return jnp.where(a2 == 0, 0, grad * self / jnp.where(a2 == 0, 1, a2) * 1j)
 
 
-@_sign.derivative
-def _(grad):
-    return jnp.zeros_like(grad)
+_angle = _entry("AngleBackward0", ("self",), lambda self: jnp.angle(self), _angle_derivative)
+_conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
+_conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
 
-neg = _unary("neg", _neg, float_only=False)
-negative = neg
-abs = _unary("abs", _abs, float_only=False)  # noqa: A001 - torch's name
-absolute = abs
+_neg_fn = _unary("neg", _neg, "any")
+_abs_fn = _unary("abs", _abs, "any")
 exp = _unary("exp", _exp)
+exp2 = _unary("exp2", _exp2)
+expm1 = _unary("expm1", _expm1)
 log = _unary("log", _log)
 log1p = _unary("log1p", _log1p)
+log2 = _unary("log2", _log2)
+log10 = _unary("log10", _log10)
 sqrt = _unary("sqrt", _sqrt)
 rsqrt = _unary("rsqrt", _rsqrt)
 sin = _unary("sin", _sin)
 cos = _unary("cos", _cos)
 tan = _unary("tan", _tan)
 tanh = _unary("tanh", _tanh)
+sinh = _unary("sinh", _sinh)
+cosh = _unary("cosh", _cosh)
+asin = arcsin = _unary("asin", _asin)
+acos = arccos = _unary("acos", _acos)
+atan = arctan = _unary("atan", _atan)
+asinh = arcsinh = _unary("asinh", _asinh)
+acosh = arccosh = _unary("acosh", _acosh)
+atanh = arctanh = _unary("atanh", _atanh)
+erf = _unary("erf", _erf)
+erfc = _unary("erfc", _erfc)
 sigmoid = _unary("sigmoid", _sigmoid)
 reciprocal = _unary("reciprocal", _reciprocal)
-relu = _unary("relu", _relu, float_only=False)
-silu = _unary("silu", _silu, method=False, inplace=False)
-sign = _unary("sign", _sign, float_only=False)
-_clone_fn = _unary("clone", _clone, float_only=False, inplace=False)
+relu = _unary("relu", _relu, "any")
+_sign_fn = _unary("sign", _sign, "any")
+_sign_inplace = Tensor.sign_
+sgn = _unary("sgn", _sgn, "any")
+floor = _unary("floor", _floor, "round")
+ceil = _unary("ceil", _ceil, "round")
+trunc = fix = _unary("trunc", _trunc, "round")
+frac = _unary("frac", _frac)
+_clone_fn = _unary("clone", _clone, "any", method=False, inplace=False)
+_silu_fn = _unary("silu", _silu, method=False, inplace=False)
+_angle_fn = _unary("angle", _angle, method=False, inplace=False)
+
+
+def _no_inplace_derivative(name, entry):
+    """torch has no derivative for a few in-place variants (asinh_): their node (<Name>Backward1) raises."""
+    def derivative(grad):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+    _unary(name, _entry(name.capitalize() + "Backward1", (), entry.forward, derivative), method=False)
+
+
+for _name, _e in (("asinh", _asinh), ("acosh", _acosh), ("atanh", _atanh)):
+    _no_inplace_derivative(_name, _e)
+for _name in ("arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "fix"):
+    _method(_name, getattr(Tensor, {"fix": "trunc"}.get(_name, "a" + _name[3:])))
+    _method(_name + "_", getattr(Tensor, {"fix": "trunc"}.get(_name, "a" + _name[3:]) + "_"))
+_abs_inplace = Tensor.abs_
+
+
+def abs(input):  # noqa: A001 - torch's name
+    """|input| (AbsBackward0; gradient sgn(input), 0 at 0); complex input gives the real modulus."""
+    if input._data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _abs_fn(input)
+
+
+def _abs_(self):
+    if self._data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _abs_inplace(self)
+
+
+absolute = abs
+
+
+def _check_not_bool_neg(input):
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def neg(input):
+    """-input (NegBackward0); bool tensors are rejected as in torch."""
+    _check_not_bool_neg(input)
+    return _neg_fn(input)
+
+
+negative = neg
+_neg_inplace = Tensor.neg_
+
+
+def _neg_(self):
+    _check_not_bool_neg(self)
+    return _neg_inplace(self)
+
+
+def _check_sign(input):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                           "torch.sgn instead.")
+
+
+def sign(input):
+    """-1, 0 or 1 by the sign of each element (SignBackward0; zero gradient); complex: use sgn."""
+    _check_sign(input)
+    return _sign_fn(input)
+
+
+def _sign_(self):
+    _check_sign(self)
+    return _sign_inplace(self)
+
+
+def positive(input):
+    """+input: the tensor itself (no node), as torch.positive."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def round(input, *, decimals=0):  # noqa: A001 - torch's name
+    """Round half to even (RoundBackward0), or to ``decimals`` places (RoundBackward1)."""
+    if decimals == 0:
+        return _round_fn(input)
+    if not _is_float(input._data):
+        return clone(input)
+    return _apply(_round_decimals, (input,), (decimals,))
+
+
+@op("RoundBackward1", save=())
+def _round_decimals(self, *, decimals):
+    return jnp.round(self, decimals)
+
+
+@_round_decimals.derivative
+def _(grad):
+    return jnp.zeros_like(grad)
+
+
+_round_fn = _unary("round", _round, "round")
+_round_inplace = Tensor.round_
+
+
+def _round_(self, *, decimals=0):
+    if decimals == 0:
+        return _round_inplace(self)
+    return _apply_inplace(_round_decimals, self, (self,), (decimals,))
 
 
 def clone(input, *, memory_format=None):
@@ -271,9 +499,90 @@ def clone(input, *, memory_format=None):
     return _clone_fn(input)
 
 
-Tensor.clone = clone
-Tensor.__neg__ = neg
-Tensor.__abs__ = abs
+def silu(input, inplace=False):
+    """x * sigmoid(x) (SiluBackward0)."""
+    if inplace:
+        return _apply_inplace(_silu, input, (input,), ())
+    return _silu_fn(input)
+
+
+def angle(input):
+    """Argument of a complex number; 0 or pi for real numbers (AngleBackward0)."""
+    return _angle_fn(input)
+
+
+def conj(input):
+    """Complex conjugate (ConjBackward0); a real tensor is returned as is."""
+    if input._data.dtype.kind != "c":
+        return input
+    return _apply(_conj, (input,), ())
+
+
+def conj_physical(input):
+    """Complex conjugate, materialised (ConjPhysicalBackward0); a real tensor is returned as is."""
+    if input._data.dtype.kind != "c":
+        return input
+    return _apply(_conj_physical, (input,), ())
+
+
+def resolve_conj(input):
+    """Conjugation is never lazy here: the tensor itself."""
+    return input
+
+
+resolve_neg = resolve_conj
+
+
+# real / imag: torch builds select(view_as_real(z), -1, i) (SelectBackward0 over ViewAsRealBackward0).
+# Unlike torch they are copies, not views: writing into z.real does not change z.
+@op("ViewAsRealBackward0", save=())
+def _view_as_real(self):
+    return jnp.stack([jnp.real(self), jnp.imag(self)], axis=-1)
+
+
+@_view_as_real.derivative
+def _(grad):
+    return jax.lax.complex(grad[..., 0], grad[..., 1])
+
+
+@op("SelectBackward0", save=())
+def _select(self, *, dim, index):
+    return jnp.take(self, index, axis=dim)
+
+
+@_select.derivative
+def _(grad, self_shape, dim, index):
+    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (index,)].set(grad)
+
+
+def _complex_part(input, index):
+    return _apply(_select, (_apply(_view_as_real, (input,), ()),), (input._data.ndim, index))
+
+
+def real(input):
+    """Real part (SelectBackward0 over ViewAsRealBackward0); a real tensor is returned as is."""
+    if input._data.dtype.kind != "c":
+        return input
+    return _complex_part(input, 0)
+
+
+def imag(input):
+    """Imaginary part (SelectBackward0 over ViewAsRealBackward0); complex tensors only."""
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _complex_part(input, 1)
+
+
+for _name, _fn in {"neg": neg, "negative": neg, "neg_": _neg_, "negative_": _neg_, "positive": positive,
+                   "sign": sign, "sign_": _sign_, "abs": abs, "abs_": _abs_, "absolute": abs,
+                   "absolute_": _abs_,
+                   "round": round, "round_": _round_, "clone": clone, "angle": angle, "conj": conj,
+                   "conj_physical": conj_physical, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
+                   "__neg__": neg, "__pos__": positive, "__abs__": abs}.items():
+    _method(_name, _fn)
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+Tensor.conj_physical_ = lambda self: _apply_inplace(_conj_physical, self, (self,), ()) if self.is_complex() else self
 
 
 # ----- activations with parameters ----------------------------------------------------------------------
@@ -285,18 +594,20 @@ def _gelu(self, *, approximate):
 @_gelu.derivative
 def _(grad, self, approximate):
     if approximate == "tanh":
-        k = np.sqrt(2 / np.pi)
-        inner = k * (self + 0.044715 * self ** 3)
-        t = jnp.tanh(inner)
+        k = math.sqrt(2 / math.pi)
+        t = jnp.tanh(k * (self + 0.044715 * self ** 3))
         d = 0.5 * (1 + t) + 0.5 * self * (1 - t * t) * k * (1 + 3 * 0.044715 * self * self)
     else:
-        cdf = 0.5 * (1 + jax.lax.erf(self / np.sqrt(2)))
-        pdf = jnp.exp(-0.5 * self * self) / np.sqrt(2 * np.pi)
+        cdf = 0.5 * (1 + jax.lax.erf(self / math.sqrt(2)))
+        pdf = jnp.exp(-0.5 * self * self) / math.sqrt(2 * math.pi)
         d = cdf + self * pdf
     return grad * d
 
 
 def gelu(input, approximate="none"):
+    """Gaussian error linear unit, exact (erf) or ``approximate="tanh"`` (GeluBackward0)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return _apply(_gelu, (input,), (approximate,))
 
 
@@ -312,7 +623,8 @@ def _(grad, self, beta, threshold):
     return jnp.where(bx > threshold, grad, grad * jax.nn.sigmoid(bx))
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1, threshold=20):
+    """log(1 + exp(beta x)) / beta, linear above ``threshold`` (SoftplusBackward0)."""
     return _apply(_softplus, (input,), (beta, threshold))
 
 
@@ -326,10 +638,91 @@ def _(grad, self, negative_slope):
     return jnp.where(self > 0, grad, grad * negative_slope)
 
 
+_leaky_relu_inplace = _entry(  # torch's in-place variant saves the result instead of the input
+    "LeakyReluBackward1", ("result",), _leaky_relu.forward,
+    lambda grad, result, negative_slope: jnp.where(result > 0, grad, grad * negative_slope))
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x if x > 0 else negative_slope * x (LeakyReluBackward0; in place: LeakyReluBackward1)."""
     if inplace:
-        return _apply_inplace(_leaky_relu, input, (input,), (negative_slope,))
+        return _apply_inplace(_leaky_relu_inplace, input, (input,), (negative_slope,))
     return _apply(_leaky_relu, (input,), (negative_slope,))
+
+
+@op("HardtanhBackward0", save=("self",))
+def _hardtanh(self, *, min_val, max_val):
+    return jnp.minimum(jnp.maximum(self, jnp.asarray(min_val, self.dtype)), jnp.asarray(max_val, self.dtype))
+
+
+@_hardtanh.derivative
+def _(grad, self, min_val, max_val):
+    return jnp.where((self <= min_val) | (self >= max_val), 0, grad)  # zero at the bounds, unlike clamp
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val) with zero gradient at and beyond the bounds (HardtanhBackward0)."""
+    if inplace:
+        return _apply_inplace(_hardtanh, input, (input,), (min_val, max_val))
+    return _apply(_hardtanh, (input,), (min_val, max_val))
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6) (HardtanhBackward0)."""
+    return hardtanh(input, 0, 6, inplace)
+
+
+def _elu_forward(self, *, alpha, scale, input_scale):
+    return jnp.where(self > 0, self * scale, jnp.expm1(self * input_scale) * (alpha * scale))
+
+
+@op("EluBackward0", save=("self",))
+def _elu(self, *, alpha, scale, input_scale):
+    return _elu_forward(self, alpha=alpha, scale=scale, input_scale=input_scale)
+
+
+@_elu.derivative
+def _(grad, self, alpha, scale, input_scale):
+    return jnp.where(self > 0, grad * scale, grad * (input_scale * alpha * scale) * jnp.exp(self * input_scale))
+
+
+_elu_inplace = _entry(  # in place: the formula in terms of the result
+    "EluBackward1", ("result",), _elu_forward,
+    lambda grad, result, alpha, scale, input_scale: jnp.where(
+        result > 0, grad * scale, grad * input_scale * (result + alpha * scale)))
+
+
+def elu(input, alpha=1.0, inplace=False, *, _scale=1, _input_scale=1):
+    """x if x > 0 else alpha * (exp(x) - 1) (EluBackward0; in place: EluBackward1)."""
+    if inplace:
+        return _apply_inplace(_elu_inplace, input, (input,), (alpha, _scale, _input_scale))
+    return _apply(_elu, (input,), (alpha, _scale, _input_scale))
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalising constants (EluBackward0)."""
+    return elu(input, _SELU_ALPHA, inplace, _scale=_SELU_SCALE)
+
+
+@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"))
+def _logsigmoid(self):
+    buffer = jnp.exp(-jnp.abs(self))
+    return jnp.minimum(self, 0) - jnp.log1p(buffer), buffer
+
+
+@_logsigmoid.derivative
+def _(grads, self, buffer):
+    # the buffer (exp(-|x|)) is an output too: its gradient matters when create_graph differentiates this
+    sign = jnp.where(self < 0, 1, -1)
+    return grads[0] * (jnp.where(self < 0, 1, 0) - sign * buffer / (1 + buffer)) + grads[1] * sign * buffer
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed stably (LogSigmoidBackward0)."""
+    return _apply(_logsigmoid, (input,), ())[0]
 
 
 # ----- binary arithmetic -------------------------------------------------------------------------------
@@ -340,46 +733,80 @@ def _binary_dtype(a, b):
         if isinstance(b, Tensor):
             if b._data.aval.dtype == da:
                 return da
-        elif isinstance(b, float) and da.kind in "fc":
+        elif type(b) is float and da.kind in "fc":
             return da
-        elif isinstance(b, int) and not isinstance(b, bool) and da.kind in "fciu":
-            return da if da != np.bool_ else np.dtype(np.int64)
-    return _dtype._result_type(a, b)._np
+        elif type(b) is int and da.kind in "fciu":
+            return da
+    return _dtype._result_type(_number(a), _number(b))._np
 
 
-def _wrap_scalar(x):
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, (bool, int, float, complex)):
-        return _scalar(x)
-    if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0:
-        return _scalar(x.item())
-    raise TypeError(f"unsupported operand type: {type(x).__name__}")
+def _apply_binary(entry, a, b, statics):
+    """_apply over two operands with torch's broadcasting error."""
+    try:
+        return _apply(entry, (a, b), statics)
+    except (TypeError, ValueError):
+        _broadcast_shape(a._data.shape, b._data.shape)
+        raise
 
 
 def _binary(entry, a, b, extra=()):
     dt = _binary_dtype(a, b)
-    return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
-
-
-def _binary_inplace(entry, self, other, extra=()):
-    dt = _binary_dtype(self, other)
-    if dt != self._data.dtype and not _can_cast(dt, self._data.dtype):
-        raise RuntimeError(f"result type {_type_word(dt)} can't be cast to the desired output type "
-                           f"{_type_word(self._data.dtype)}")
-    return _apply_inplace(entry, self, (self, _wrap_scalar(other)), (self._data.dtype,) + extra)
+    return _apply_binary(entry, _wrap_scalar(a), _wrap_scalar(b), (dt,) + extra)
 
 
 def _can_cast(src, dst):
     """torch.can_cast: no float->int, no complex->real, nothing->bool but bool."""
-    src, dst = np.dtype(src), np.dtype(dst)
     kinds = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
-    return kinds[src.kind] <= kinds[dst.kind]
+    return kinds[np.dtype(src).kind] <= kinds[np.dtype(dst).kind]
+
+
+def _check_cast(result_dtype, self):
+    dst = self._data.dtype
+    if result_dtype != dst and not _can_cast(result_dtype, dst):
+        raise RuntimeError(f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
+                           f"{_type_word(dst)}")
+
+
+def _binary_inplace(entry, self, other, extra=(), result_dtype=None):
+    """``self.op_(other)``: checks torch's casting and shape rules, then computes in self's dtype."""
+    _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self)
+    other = _wrap_scalar(other)
+    if other._data.ndim and other._data.shape != self._data.shape:
+        shape = _broadcast_shape(self._data.shape, other._data.shape)
+        if shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+    return _apply_inplace(entry, self, (self, other), (self._data.dtype,) + extra)
+
+
+def _check_alpha(dtype, alpha):
+    if isinstance(alpha, float) and np.dtype(dtype).kind in "biu":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _is_bool(x):
+    return x._data.dtype == np.bool_ if isinstance(x, Tensor) else type(x) is bool
+
+
+def _check_bool_sub(a, b):
+    """torch rejects `-` with any bool operand."""
+    ab, bb = _is_bool(a), _is_bool(b)
+    if ab and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if ab or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _scaled(x, dtype, alpha):
+    x = x.astype(dtype)
+    return x if alpha == 1 else x * alpha
 
 
 @op("AddBackward0", save=())
 def _add(self, other, *, dtype, alpha):
-    return self.astype(dtype) + (other.astype(dtype) if alpha == 1 else other.astype(dtype) * alpha)
+    return self.astype(dtype) + _scaled(other, dtype, alpha)
 
 
 @_add.derivative
@@ -389,7 +816,7 @@ def _(grad, alpha):
 
 @op("SubBackward0", save=())
 def _sub(self, other, *, dtype, alpha):
-    return self.astype(dtype) - (other.astype(dtype) if alpha == 1 else other.astype(dtype) * alpha)
+    return self.astype(dtype) - _scaled(other, dtype, alpha)
 
 
 @_sub.derivative
@@ -397,14 +824,12 @@ def _(grad, alpha):
     return grad, -grad * alpha
 
 
-@op("RsubBackward1", save=(), nondiff=("other",))
-def _rsub(self, other, *, dtype, alpha):
-    return other.astype(dtype) - self.astype(dtype) * alpha
+def _rsub_forward(self, other, *, dtype, alpha):
+    return other.astype(dtype) - _scaled(self, dtype, alpha)
 
 
-@_rsub.derivative
-def _(grad, alpha):
-    return -grad * alpha
+_rsub_tensor = _entry("RsubBackward0", (), _rsub_forward, lambda grad, alpha: (-grad * alpha, grad))
+_rsub_scalar = _entry("RsubBackward1", (), _rsub_forward, lambda grad, alpha: -grad * alpha, nondiff=("other",))
 
 
 @op("MulBackward0", save={"self": ("other",), "other": ("self",)})
@@ -432,17 +857,37 @@ def _(grad, self, other, dtype):
     return ga, gb
 
 
-@op("DivBackward1", save=(), nondiff=("other",))
+@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")})
 def _div_mode(self, other, *, dtype, rounding_mode):
-    q = self.astype(dtype) / other.astype(dtype) if jnp.issubdtype(dtype, jnp.inexact) else None
+    a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
-        return jnp.trunc(q) if q is not None else jax.lax.div(self.astype(dtype), other.astype(dtype))
-    return jnp.floor(q) if q is not None else jnp.floor_divide(self.astype(dtype), other.astype(dtype))
+        return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(a, b)
+    return jnp.floor_divide(a, b)
 
 
 @_div_mode.derivative
 def _(grad):
-    return jnp.zeros_like(grad)
+    return jnp.zeros_like(grad), jnp.zeros_like(grad)
+
+
+def _not_implemented(aten_name, forward):
+    """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
+    def derivative(grad):
+        raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
+    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative,
+                         nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
+            for diff in ((True, True), (True, False), (False, True))}
+
+
+def _needs(a, b):
+    ra = isinstance(a, Tensor) and a._requires_grad
+    rb = isinstance(b, Tensor) and b._requires_grad
+    return (ra, rb) if ra or rb else (True, True)
+
+
+_floor_divide = _not_implemented("floor_divide", _div_mode.forward)
+_rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.remainder(
+    self.astype(dtype), other.astype(dtype)))
 
 
 @op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",))
@@ -453,8 +898,13 @@ def _pow_scalar(self, exponent, *, dtype):
 @_pow_scalar.derivative
 def _(grad, self, exponent, dtype):
     e = exponent.astype(dtype)
-    x = self.astype(dtype)
-    return jnp.where(e == 0, 0, grad * jnp.conj(e * jnp.power(x, e - 1)))
+    return jnp.where(e == 0, 0, grad * jnp.conj(e * jnp.power(self.astype(dtype), e - 1)))
+
+
+def _exponent_grad(grad, x, e, result):
+    """torch's pow_backward_exponent: 0 where x == 0 and the exponent is real and >= 0."""
+    e_nonneg = (jnp.imag(e) == 0) & (jnp.real(e) >= 0) if jnp.iscomplexobj(e) else e >= 0
+    return grad * jnp.conj(jnp.where((x == 0) & e_nonneg, 0, result * jnp.log(x)))
 
 
 @op("PowBackward1", save=("self", "exponent", "result"))
@@ -466,19 +916,21 @@ def _pow(self, exponent, *, dtype):
 def _(grad, self, exponent, result, dtype):
     x, e = self.astype(dtype), exponent.astype(dtype)
     gx = jnp.where(e == 0, 0, grad * jnp.conj(e * jnp.power(x, e - 1)))
-    ge = grad * jnp.conj(jnp.where((x == 0) & (jnp.real(e) >= 0), 0, result * jnp.log(x)))
-    return gx, ge
+    return gx, _exponent_grad(grad, x, e, result)
 
 
-@op("PowBackward2", save=("self", "result"), nondiff=("self",))
+@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",))
 def _rpow(self, exponent, *, dtype):
     return jnp.power(self.astype(dtype), exponent.astype(dtype))
 
 
 @_rpow.derivative
-def _(grad, self, result, dtype):
-    x = self.astype(dtype)
-    return (grad * jnp.conj(jnp.where((x == 0), 0, result * jnp.log(x))),)
+def _(grad, self, exponent, result, dtype):
+    return _exponent_grad(grad, self.astype(dtype), exponent.astype(dtype), result)
+
+
+_saved_number(_pow_scalar, "exponent")
+_saved_number(_rpow, "self")
 
 
 @op("MaximumBackward0", save=("self", "other"))
@@ -488,8 +940,8 @@ def _maximum(self, other, *, dtype):
 
 @_maximum.derivative
 def _(grad, self, other):
-    half = jnp.where(self == other, grad / 2, 0)
-    return jnp.where(self > other, grad, 0) + half, jnp.where(self < other, grad, 0) + half
+    g = jnp.where(self == other, grad / 2, grad)  # ties share the gradient; NaN passes it to both
+    return jnp.where(self < other, 0, g), jnp.where(self > other, 0, g)
 
 
 @op("MinimumBackward0", save=("self", "other"))
@@ -499,49 +951,147 @@ def _minimum(self, other, *, dtype):
 
 @_minimum.derivative
 def _(grad, self, other):
-    half = jnp.where(self == other, grad / 2, 0)
-    return jnp.where(self < other, grad, 0) + half, jnp.where(self > other, grad, 0) + half
+    g = jnp.where(self == other, grad / 2, grad)
+    return jnp.where(self > other, 0, g), jnp.where(self < other, 0, g)
+
+
+@op("Atan2Backward0", save=("self", "other"))
+def _atan2(self, other, *, dtype):
+    return jnp.arctan2(self.astype(dtype), other.astype(dtype))
+
+
+@_atan2.derivative
+def _(grad, self, other, dtype):
+    x, y = self.astype(dtype), other.astype(dtype)
+    d = x * x + y * y
+    r = jnp.where(d == 0, 0, 1 / jnp.where(d == 0, 1, d))  # torch: zero gradient at the origin
+    return grad * y * r, -grad * x * r
+
+
+@op("HypotBackward0", save={"self": ("self",), "other": ("other",), "result": ()})
+def _hypot(self, other, *, dtype):
+    return jnp.hypot(self.astype(dtype), other.astype(dtype))
+
+
+@_hypot.derivative
+def _(grad, self, other, result, dtype):
+    return (grad * self.astype(dtype) / result if self is not None else None,
+            grad * other.astype(dtype) / result if other is not None else None)
+
+
+@op("LogaddexpBackward0", save=("self", "other"))
+def _logaddexp(self, other, *, dtype):
+    return jnp.logaddexp(self.astype(dtype), other.astype(dtype))
+
+
+@_logaddexp.derivative
+def _(grad, self, other, dtype):
+    x, y = self.astype(dtype), other.astype(dtype)
+    return grad / (1 + jnp.exp(y - x)), grad / (1 + jnp.exp(x - y))
+
+
+def _fmod_forward(self, other, *, dtype):
+    return jnp.fmod(self.astype(dtype), other.astype(dtype))
+
+
+def _remainder_forward(self, other, *, dtype):
+    return jnp.remainder(self.astype(dtype), other.astype(dtype))
+
+
+_fmod_scalar = _entry("FmodBackward0", (), _fmod_forward, lambda grad: grad, nondiff=("other",))
+_SAVE_FOR_OTHER = {"self": ("other",), "other": ("other",)}  # only the gradient of other needs them
+_fmod_tensor = _entry("FmodBackward1", _SAVE_FOR_OTHER, _fmod_forward, lambda grad, self, other, dtype: (
+    grad, -grad * jnp.trunc(self.astype(dtype) / other.astype(dtype)) if other is not None else None))
+_remainder_scalar = _entry("RemainderBackward0", (), _remainder_forward, lambda grad: grad, nondiff=("other",))
+_remainder_tensor = _entry("RemainderBackward1", _SAVE_FOR_OTHER, _remainder_forward,
+                           lambda grad, self, other, dtype: (
+                               grad, -grad * jnp.floor_divide(self.astype(dtype), other.astype(dtype))
+                               if other is not None else None))
+
+
+def _is_tensor_operand(x):
+    return isinstance(x, Tensor) and not getattr(x, "_wrapped_number", False)
 
 
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion (AddBackward0)."""
+    if out is not None:
+        return _write_out("add", add(input, other, alpha=alpha), out, (input, other))
+    if alpha != 1:
+        _check_alpha(_binary_dtype(input, other), alpha)
     return _binary(_add, input, other, (alpha,))
 
 
 def sub(input, other, *, alpha=1, out=None):
-    return _binary(_sub, input, other, (alpha,))
+    """input - alpha * other (SubBackward0); bool tensors are rejected as in torch."""
+    if out is not None:
+        return _write_out("sub", sub(input, other, alpha=alpha), out, (input, other))
+    dt = _binary_dtype(input, other)
+    _check_bool_sub(input, other)
+    if alpha != 1:
+        _check_alpha(dt, alpha)
+    return _apply_binary(_sub, _wrap_scalar(input), _wrap_scalar(other), (dt, alpha))
 
 
 subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
-    return _binary(_rsub, input, other, (alpha,))
+    """other - alpha * input (RsubBackward0 for two tensors, RsubBackward1 for a scalar other)."""
+    dt = _binary_dtype(input, other)
+    _check_bool_sub(input, other)
+    if alpha != 1:
+        _check_alpha(dt, alpha)
+    entry = _rsub_tensor if _is_tensor_operand(other) else _rsub_scalar
+    return _apply_binary(entry, _wrap_scalar(input), _wrap_scalar(other), (dt, alpha))
 
 
 def mul(input, other, *, out=None):
+    """input * other, with torch's type promotion (MulBackward0)."""
+    if out is not None:
+        return _write_out("mul", mul(input, other), out, (input, other))
     return _binary(_mul, input, other)
 
 
 multiply = mul
 
 
+def _true_div_dtype(input, other):
+    dt = _binary_dtype(input, other)
+    return dt if dt.kind in "fcV" else _dtype.get_default_dtype()._np
+
+
 def div(input, other, *, rounding_mode=None, out=None):
+    """input / other: true division (DivBackward0; integers give the default float dtype), or rounded
+    with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero gradient)."""
+    if out is not None:
+        return _write_out("div", div(input, other, rounding_mode=rounding_mode), out, (input, other))
     if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
         return _binary(_div_mode, input, other, (rounding_mode,))
-    if not isinstance(input, Tensor) or not isinstance(other, Tensor) or not (
-            _is_float(input._data) or _is_float(other._data)):
-        dt = _binary_dtype(input, other)
-        if np.dtype(dt).kind not in "fcV":  # true division of integers gives the default float dtype
-            input = _to_float(_wrap_scalar(input))
-    return _binary(_div, input, other)
+    return _apply_binary(_div, _wrap_scalar(input), _wrap_scalar(other), (_true_div_dtype(input, other),))
 
 
 divide = true_divide = div
 
 
 def floor_divide(input, other):
-    return div(input, other, rounding_mode="floor")
+    """Division rounded down; not differentiable in torch (a NotImplemented node whose backward raises)."""
+    return _binary(_floor_divide[_needs(input, other)], input, other, ("floor",))
+
+
+def fmod(input, other):
+    """C-style remainder, sign of the dividend (FmodBackward0 for a scalar other, FmodBackward1 for a tensor)."""
+    return _binary(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, input, other)
+
+
+def remainder(input, other):
+    """Python-style remainder, sign of the divisor (RemainderBackward0 / RemainderBackward1)."""
+    if not isinstance(input, Tensor):  # Scalar % Tensor has no derivative in torch
+        return _binary(_rremainder[_needs(input, other)], input, other)
+    return _binary(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
 
 
 def pow(input, exponent):  # noqa: A001 - torch's name
@@ -554,15 +1104,40 @@ def pow(input, exponent):  # noqa: A001 - torch's name
 
 
 def square(input):
+    """input ** 2 (PowBackward0)."""
     return pow(input, 2)
 
 
 def maximum(input, other):
+    """Elementwise max; ties split the gradient evenly (MaximumBackward0)."""
     return _binary(_maximum, input, other)
 
 
 def minimum(input, other):
+    """Elementwise min; ties split the gradient evenly (MinimumBackward0)."""
     return _binary(_minimum, input, other)
+
+
+def _float_binary(entry, input, other):
+    return _apply_binary(entry, _wrap_scalar(input), _wrap_scalar(other), (_true_div_dtype(input, other),))
+
+
+def atan2(input, other):
+    """Angle of (other, input) in radians (Atan2Backward0)."""
+    return _float_binary(_atan2, input, other)
+
+
+arctan2 = atan2
+
+
+def hypot(input, other):
+    """sqrt(input**2 + other**2) (HypotBackward0)."""
+    return _float_binary(_hypot, input, other)
+
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0)."""
+    return _float_binary(_logaddexp, input, other)
 
 
 def _rtruediv(self, other):
@@ -578,55 +1153,184 @@ def _rsub_method(self, other):
 
 for _name, _fn in {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
-    "true_divide": div, "floor_divide": floor_divide, "pow": pow, "square": square, "maximum": maximum,
-    "minimum": minimum, "__add__": add, "__radd__": lambda s, o: add(o, s) if isinstance(o, Tensor) else add(s, o),
-    "__sub__": sub, "__rsub__": _rsub_method, "__mul__": mul,
-    "__rmul__": lambda s, o: mul(o, s) if isinstance(o, Tensor) else mul(s, o),
-    "__truediv__": div, "__rtruediv__": _rtruediv, "__floordiv__": floor_divide,
-    "__rfloordiv__": lambda s, o: floor_divide(o, s), "__pow__": pow, "__rpow__": lambda s, o: pow(o, s),
+    "true_divide": div, "floor_divide": floor_divide, "fmod": fmod, "remainder": remainder, "pow": pow,
+    "square": square, "maximum": maximum, "minimum": minimum, "atan2": atan2, "arctan2": atan2, "hypot": hypot,
+    "logaddexp": logaddexp, "__add__": add, "__radd__": lambda s, o: add(s, o), "__sub__": sub,
+    "__rsub__": _rsub_method, "__mul__": mul, "__rmul__": lambda s, o: mul(s, o), "__truediv__": div,
+    "__rtruediv__": _rtruediv, "__floordiv__": floor_divide, "__rfloordiv__": lambda s, o: floor_divide(o, s),
+    "__mod__": remainder, "__rmod__": lambda s, o: remainder(o, s), "__pow__": pow,
+    "__rpow__": lambda s, o: pow(o, s),
 }.items():
     _method(_name, _fn)
 
 
-def _inplace_method(entry, extra=lambda kw: ()):
-    def fn_(self, other, **kw):
-        return _binary_inplace(entry, self, other, extra(kw))
-    return fn_
+def _add_(self, other, *, alpha=1):
+    if alpha != 1:
+        _check_alpha(self._data.dtype, alpha)
+    return _binary_inplace(_add, self, other, (alpha,))
 
 
-Tensor.add_ = _inplace_method(_add, lambda kw: (kw.get("alpha", 1),))
-Tensor.sub_ = _inplace_method(_sub, lambda kw: (kw.get("alpha", 1),))
-Tensor.mul_ = _inplace_method(_mul)
-Tensor.div_ = _inplace_method(_div)
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = Tensor.div_
+def _sub_(self, other, *, alpha=1):
+    _check_bool_sub(self, other)
+    if alpha != 1:
+        _check_alpha(self._data.dtype, alpha)
+    return _binary_inplace(_sub, self, other, (alpha,))
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        return _binary_inplace(_div_mode, self, other, (rounding_mode,))
+    return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
 
 
 def _pow_(self, exponent):
-    entry = _pow if isinstance(exponent, Tensor) else _pow_scalar
-    return _binary_inplace(entry, self, exponent)
+    return _binary_inplace(_pow if isinstance(exponent, Tensor) else _pow_scalar, self, exponent)
 
 
-Tensor.pow_ = _pow_
+def _float_inplace(entry):
+    def fn_(self, other):
+        return _binary_inplace(entry, self, other, result_dtype=_true_div_dtype(self, other))
+    return fn_
+
+
+for _name, _fn in {
+    "add_": _add_, "sub_": _sub_, "subtract_": _sub_, "mul_": lambda s, o: _binary_inplace(_mul, s, o),
+    "div_": _div_, "divide_": _div_, "true_divide_": _div_, "pow_": _pow_, "square_": lambda s: _pow_(s, 2),
+    "floor_divide_": lambda s, o: _binary_inplace(_floor_divide[_needs(s, o)], s, o, ("floor",)),
+    "fmod_": lambda s, o: _binary_inplace(_fmod_tensor if _is_tensor_operand(o) else _fmod_scalar, s, o),
+    "remainder_": lambda s, o: _binary_inplace(_remainder_tensor if _is_tensor_operand(o) else _remainder_scalar,
+                                               s, o),
+    "atan2_": _float_inplace(_atan2), "arctan2_": _float_inplace(_atan2), "hypot_": _float_inplace(_hypot),
+}.items():
+    _method(_name, _fn)
+multiply_ = Tensor.mul_
+Tensor.multiply_ = multiply_
+Tensor.__iadd__ = _add_
+Tensor.__isub__ = _sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = _div_
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__imod__ = Tensor.remainder_
 Tensor.__ipow__ = _pow_
 
 
+# ----- lerp, addcmul, addcdiv ------------------------------------------------------------------------
+def _lerp_forward(self, end, weight, *, dtype):
+    # torch's formula: exact at weight 0 and weight 1
+    a, b, w = self.astype(dtype), end.astype(dtype), weight.astype(dtype)
+    small = jnp.abs(w) < 0.5 if jnp.iscomplexobj(w) else w < 0.5
+    return jnp.where(small, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+_lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, weight, dtype: (
+    grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",))
+_lerp_tensor = _entry("LerpBackward1", ("self", "end", "weight"), _lerp_forward,
+                      lambda grad, self, end, weight, dtype: (
+                          grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
+                          grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
+_saved_number(_lerp_scalar, "weight")
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
+    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
+    dt = _binary_dtype(input, end)
+    return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
+
+
+def _lerp_(self, end, weight):
+    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
+    _check_cast(_binary_dtype(self, end), self)
+    return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
+
+
+@op("AddcmulBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1",), "value": ()}, nondiff=("value",))
+def _addcmul(self, tensor1, tensor2, value, *, dtype):
+    return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) * tensor2.astype(dtype)
+
+
+@_addcmul.derivative
+def _(grad, tensor1, tensor2, value, dtype):
+    v = value.astype(dtype)
+    g1 = grad * jnp.conj(tensor2.astype(dtype) * v) if tensor2 is not None else None
+    g2 = grad * jnp.conj(tensor1.astype(dtype) * v) if tensor1 is not None else None
+    return grad, g1, g2
+
+
+@op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2"), "value": ()},
+    nondiff=("value",))
+def _addcdiv(self, tensor1, tensor2, value, *, dtype):
+    return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) / tensor2.astype(dtype)
+
+
+@_addcdiv.derivative
+def _(grad, tensor1, tensor2, value, dtype):
+    v, t2 = value.astype(dtype), tensor2.astype(dtype)
+    g1 = grad * jnp.conj(v / t2)
+    g2 = -grad * jnp.conj(v * tensor1.astype(dtype) / (t2 * t2)) if tensor1 is not None else None
+    return grad, g1, g2
+
+
+_saved_number(_addcmul, "value")
+_saved_number(_addcdiv, "value")
+
+
+def _addc_dtype(input, tensor1, tensor2, value):
+    return _dtype._result_type(input, tensor1, tensor2)._np
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2 (AddcmulBackward0)."""
+    dt = _addc_dtype(input, tensor1, tensor2, value)
+    return _apply(_addcmul, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (AddcdivBackward0); integer tensor1/tensor2 are rejected as in torch."""
+    dt = _addc_dtype(input, tensor1, tensor2, value)
+    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+    return _apply(_addcdiv, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
+
+
+def _addc_inplace(entry):
+    def fn_(self, tensor1, tensor2, *, value=1):
+        _check_cast(_addc_dtype(self, tensor1, tensor2, value), self)
+        return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
+    return fn_
+
+
+Tensor.lerp = lerp
+Tensor.lerp_ = _lerp_
+Tensor.addcmul = addcmul
+Tensor.addcdiv = addcdiv
+Tensor.addcmul_ = _addc_inplace(_addcmul)
+Tensor.addcdiv_ = _addc_inplace(_addcdiv)
+
+
 # ----- clamp, where -------------------------------------------------------------------------------------
+def _bound(v, dtype):
+    return None if v is None else jnp.asarray(v, dtype)
+
+
 @op("ClampBackward1", save=("self",))
-def _clamp_scalar(self, *, min, max):  # noqa: A002
-    out = self
+def _clamp_scalar(self, *, min, max, dtype):  # noqa: A002
+    out = self.astype(dtype)
     if min is not None:
-        out = jnp.maximum(out, jnp.asarray(min, self.dtype))
+        out = jnp.maximum(out, _bound(min, dtype))
     if max is not None:
-        out = jnp.minimum(out, jnp.asarray(max, self.dtype))
+        out = jnp.minimum(out, _bound(max, dtype))
     return out
 
 
 @_clamp_scalar.derivative
 def _(grad, self, min, max):  # noqa: A002
-    keep = jnp.ones(self.shape, bool)
+    keep = jnp.ones(self.shape, bool)  # the bounds themselves pass the gradient
     if min is not None:
         keep = keep & (self >= min)
     if max is not None:
@@ -635,8 +1339,8 @@ def _(grad, self, min, max):  # noqa: A002
 
 
 @op("ClampMinBackward0", save=("self",))
-def _clamp_min(self, *, min):  # noqa: A002
-    return jnp.maximum(self, jnp.asarray(min, self.dtype))
+def _clamp_min(self, *, min, dtype):  # noqa: A002
+    return jnp.maximum(self.astype(dtype), _bound(min, dtype))
 
 
 @_clamp_min.derivative
@@ -645,8 +1349,8 @@ def _(grad, self, min):  # noqa: A002
 
 
 @op("ClampMaxBackward0", save=("self",))
-def _clamp_max(self, *, max):  # noqa: A002
-    return jnp.minimum(self, jnp.asarray(max, self.dtype))
+def _clamp_max(self, *, max, dtype):  # noqa: A002
+    return jnp.minimum(self.astype(dtype), _bound(max, dtype))
 
 
 @_clamp_max.derivative
@@ -655,53 +1359,101 @@ def _(grad, self, max):  # noqa: A002
 
 
 @op("ClampBackward0", save=("self", "min", "max"))
-def _clamp_tensor(self, min, max):  # noqa: A002
-    out = self
+def _clamp_tensor(self, min, max, *, dtype):  # noqa: A002
+    out = self.astype(dtype)
     if min is not None:
-        out = jnp.maximum(out, min.astype(self.dtype))
+        out = jnp.maximum(out, min.astype(dtype))
     if max is not None:
-        out = jnp.minimum(out, max.astype(self.dtype))
+        out = jnp.minimum(out, max.astype(dtype))
     return out
 
 
 @_clamp_tensor.derivative
 def _(grad, self, min, max):  # noqa: A002
-    g = grad
-    gmin = gmax = None
-    lo = jnp.ones(self.shape, bool) if min is None else self >= min
-    hi = jnp.ones(self.shape, bool) if max is None else self <= max
+    # torch's clamp_backward_min_max: with min > max the output is max, and only max gets the gradient
+    zero = jnp.zeros((), grad.dtype)
+    if min is not None and max is not None:
+        return (jnp.where((self >= min) & (self <= max), grad, zero), jnp.where((self < min) & (min < max), grad, zero),
+                jnp.where((self > max) | (max < min), grad, zero))
     if min is not None:
-        gmin = jnp.where(lo, 0, g)
-    if max is not None:
-        gmax = jnp.where(hi, 0, g) * lo if min is not None else jnp.where(hi, 0, g)
-    return jnp.where(lo & hi, g, 0), gmin, gmax
+        return jnp.where(self >= min, grad, zero), jnp.where(self < min, grad, zero), None
+    return jnp.where(self <= max, grad, zero), None, jnp.where(self > max, grad, zero)
+
+
+_clamp_min_tensor = _entry("ClampMinBackward1", ("self", "min"), lambda self, min, *, dtype: jnp.maximum(
+    self.astype(dtype), min.astype(dtype)), lambda grad, self, min: (jnp.where(self >= min, grad, 0),
+                                                                     jnp.where(self < min, grad, 0)))
+_clamp_max_tensor = _entry("ClampMaxBackward1", ("self", "max"), lambda self, max, *, dtype: jnp.minimum(
+    self.astype(dtype), max.astype(dtype)), lambda grad, self, max: (jnp.where(self <= max, grad, 0),
+                                                                     jnp.where(self > max, grad, 0)))
 
 
 def _scalar_value(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def clamp(input, min=None, max=None):  # noqa: A002
-    """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
+def _clamp_args(input, min, max):  # noqa: A002
+    """Which clamp entry, its inputs and statics (torch promotes the input with the bounds)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return _apply(_clamp_tensor, (input, min, max), ())
-    return _apply(_clamp_scalar, (input,), (_scalar_value(min), _scalar_value(max)))
+        dt = _dtype._result_type(*(_number(v) for v in (input, min, max) if v is not None))._np
+        lo = None if min is None else _wrap_scalar(min)
+        hi = None if max is None else _wrap_scalar(max)
+        return _clamp_tensor, (input, lo, hi), (dt,)
+    min, max = _scalar_value(min), _scalar_value(max)
+    dt = input._data.aval.dtype
+    if dt.kind not in "fc" or type(min) not in _PLAIN or type(max) not in _PLAIN:  # else: the input's dtype
+        dt = _dtype._result_type(*(v for v in (input, min, max) if v is not None))._np
+    return _clamp_scalar, (input,), (min, max, dt)
 
 
-def clamp_min(input, min):  # noqa: A002
-    return _apply(_clamp_min, (input,), (_scalar_value(min),))
+_PLAIN = (float, int, type(None))
 
 
-def clamp_max(input, max):  # noqa: A002
-    return _apply(_clamp_max, (input,), (_scalar_value(max),))
+def clamp(input, min=None, max=None):  # noqa: A002
+    """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
+    entry, args, statics = _clamp_args(input, min, max)
+    return _apply(entry, args, statics)
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return _apply_inplace(_clamp_tensor, self, (self, min, max), ())
-    return _apply_inplace(_clamp_scalar, self, (self,), (_scalar_value(min), _scalar_value(max)))
+    entry, args, statics = _clamp_args(self, min, max)
+    if statics[-1] != self._data.dtype:
+        if not _can_cast(statics[-1], self._data.dtype):
+            raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
+                               f"{_C_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
+        statics = statics[:-1] + (self._data.dtype,)
+    return _apply_inplace(entry, self, args, statics)
+
+
+_C_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                 "uint8": "unsigned char", "bool": "bool"}
+
+
+def _clamp_one(scalar_entry, tensor_entry, input, bound):
+    if isinstance(bound, Tensor):
+        return tensor_entry, (input, bound), (_binary_dtype(input, bound),)
+    bound = _scalar_value(bound)
+    return scalar_entry, (input,), (bound, _binary_dtype(input, bound))
+
+
+def clamp_min(input, min):  # noqa: A002
+    """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
+    return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
+
+
+def clamp_max(input, max):  # noqa: A002
+    """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
+    return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
+
+
+def _clamp_one_(scalar_entry, tensor_entry):
+    def fn_(self, bound):
+        entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
+        _check_cast(statics[-1], self)
+        return _apply_inplace(entry, self, args, statics[:-1] + (self._data.dtype,))
+    return fn_
 
 
 clip = clamp
@@ -711,8 +1463,8 @@ Tensor.clamp_ = _clamp_
 Tensor.clip_ = _clamp_
 Tensor.clamp_min = clamp_min
 Tensor.clamp_max = clamp_max
-Tensor.clamp_min_ = lambda self, min: _apply_inplace(_clamp_min, self, (self,), (_scalar_value(min),))
-Tensor.clamp_max_ = lambda self, max: _apply_inplace(_clamp_max, self, (self,), (_scalar_value(max),))
+Tensor.clamp_min_ = _clamp_one_(_clamp_min, _clamp_min_tensor)
+Tensor.clamp_max_ = _clamp_one_(_clamp_max, _clamp_max_tensor)
 
 
 @op("WhereBackward0", save=("condition",), nondiff=("condition",))
@@ -730,6 +1482,9 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
+    if condition._data.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_type_word(condition._data.dtype)}")
     dt = _binary_dtype(input, other)
     return _apply(_where, (condition, _wrap_scalar(input), _wrap_scalar(other)), (dt,))
 
@@ -739,13 +1494,19 @@ Tensor.where = lambda self, condition, other: where(condition, self, other)
 
 # ----- comparisons and other non-differentiable elementwise ops --------------------------------------------
 def _nondiff(name, fn):
-    """A jitted op that never records history (comparisons, logical ops, isnan, ...)."""
+    """A jitted op that never records history (logical ops, isnan, ...)."""
     jitted = jax.jit(fn)
 
     def call(*args):
         return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
     call.__name__ = name
+    call.__doc__ = f"Elementwise {name} (no gradient)."
     return call
+
+
+def _is_operand(x):
+    return isinstance(x, (Tensor, bool, int, float, complex, np.generic)) or (
+        isinstance(x, np.ndarray) and x.ndim == 0)
 
 
 def _cmp(name, jfn):
@@ -756,58 +1517,71 @@ def _cmp(name, jfn):
     def fn(input, other):
         return _binary(entry, input, other)
     fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} with type promotion; a bool tensor (no gradient)."
+
+    def dunder(self, other):  # `x == None` is False, as in torch (Python's fallback)
+        return fn(self, other) if _is_operand(other) else NotImplemented
 
     def fn_(self, other):
         res = fn(self, other)
-        from ._registry import _check_inplace
         _check_inplace(self)
         self._data = _cast(res._data, self._data.dtype)
         self._version_counter().version += 1
         return self
-    return fn, fn_
+    return fn, fn_, dunder
 
 
-eq, _eq_ = _cmp("eq", jnp.equal)
-ne, _ne_ = _cmp("ne", jnp.not_equal)
-lt, _lt_ = _cmp("lt", jnp.less)
-le, _le_ = _cmp("le", jnp.less_equal)
-gt, _gt_ = _cmp("gt", jnp.greater)
-ge, _ge_ = _cmp("ge", jnp.greater_equal)
+eq, _eq_, _eq_dunder = _cmp("eq", jnp.equal)
+ne, _ne_, _ne_dunder = _cmp("ne", jnp.not_equal)
+lt, _lt_, _lt_dunder = _cmp("lt", jnp.less)
+le, _le_, _le_dunder = _cmp("le", jnp.less_equal)
+gt, _gt_, _gt_dunder = _cmp("gt", jnp.greater)
+ge, _ge_, _ge_dunder = _cmp("ge", jnp.greater_equal)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-for _name, _fn in {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "__eq__": eq, "__ne__": ne,
-                   "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge, "greater": gt, "less": lt,
-                   "eq_": _eq_, "ne_": _ne_, "lt_": _lt_, "le_": _le_, "gt_": _gt_, "ge_": _ge_}.items():
+for _name, _fn in {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "__eq__": _eq_dunder,
+                   "__ne__": _ne_dunder, "__lt__": _lt_dunder, "__le__": _le_dunder, "__gt__": _gt_dunder,
+                   "__ge__": _ge_dunder, "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le,
+                   "not_equal": ne, "eq_": _eq_, "ne_": _ne_, "lt_": _lt_, "le_": _le_, "gt_": _gt_,
+                   "ge_": _ge_}.items():
     _method(_name, _fn)
 Tensor.__hash__ = lambda self: id(self)
 
 isnan = _nondiff("isnan", jnp.isnan)
 isinf = _nondiff("isinf", jnp.isinf)
 isfinite = _nondiff("isfinite", jnp.isfinite)
+isposinf = _nondiff("isposinf", jnp.isposinf)
+isneginf = _nondiff("isneginf", jnp.isneginf)
+isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
 logical_not = _nondiff("logical_not", jnp.logical_not)
 logical_and = _nondiff("logical_and", jnp.logical_and)
 logical_or = _nondiff("logical_or", jnp.logical_or)
 logical_xor = _nondiff("logical_xor", jnp.logical_xor)
 bitwise_not = _nondiff("bitwise_not", lambda a: ~a)
-_and = _nondiff("and", lambda a, b: a & b)
-_or = _nondiff("or", lambda a, b: a | b)
-_xor = _nondiff("xor", lambda a, b: a ^ b)
-for _name, _fn in {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "logical_not": logical_not,
-                   "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
-                   "bitwise_not": bitwise_not, "__invert__": bitwise_not, "__and__": _and, "__or__": _or,
-                   "__xor__": _xor, "__rand__": _and, "__ror__": _or}.items():
+bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b)
+bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b)
+bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b)
+for _name, _fn in {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
+                   "isneginf": isneginf, "isreal": isreal, "logical_not": logical_not, "logical_and": logical_and,
+                   "logical_or": logical_or, "logical_xor": logical_xor, "bitwise_not": bitwise_not,
+                   "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
+                   "__invert__": bitwise_not, "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
+                   "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor}.items():
     _method(_name, _fn)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether all elements are close: |input - other| <= atol + rtol * |other|."""
     return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
     return _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input, other):
+    """True if both tensors have the same shape and elements."""
     return input.shape == other.shape and bool(jnp.all(input._data == other._data))
 
 
