@@ -27,7 +27,7 @@ def assert_same(tl_value, torch_value, rtol=1e-5, atol=1e-6, check_dtype=True):
         for a, b in zip(tl_value, torch_value):
             assert_same(a, b, rtol, atol, check_dtype)
         return
-    expected = torch_value.detach().numpy() if isinstance(torch_value, torch.Tensor) else np.asarray(torch_value)
+    expected = torch_value.detach().numpy(force=True) if isinstance(torch_value, torch.Tensor) else np.asarray(torch_value)
     actual = np.asarray(tl_value.detach()._data) if isinstance(tl_value, tl.Tensor) else np.asarray(tl_value)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     if check_dtype and isinstance(torch_value, torch.Tensor):

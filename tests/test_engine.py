@@ -98,10 +98,10 @@ def test_saved_arrays_are_released_after_backward():
     z = y.sin().sum()
     sin_node, exp_node = z.grad_fn.next_functions[0][0], y.grad_fn
     del y
-    saved = [sin_node._saved[0].tensor._data, exp_node._saved[0].data]  # exp's output, saved twice
+    saved = [sin_node._for_backward[0].tensor._data, exp_node._for_backward[0].data]  # exp's output, saved twice
     refs = sys.getrefcount(saved[0])
     z.backward()
-    assert sin_node._saved is None and exp_node._saved is None
+    assert sin_node._for_backward is None and exp_node._for_backward is None
     assert sys.getrefcount(saved[0]) == refs - 2  # neither the saved input nor the saved result holds it
 
 
@@ -277,7 +277,7 @@ def test_is_grads_batched_frees_the_graph():
     x, w = leaves(tl, A34, W42)
     y = tl.mm(x, w).exp()
     tl.autograd.grad(y, [x], tl.ones(4, 3, 2), is_grads_batched=True)
-    assert y.grad_fn._saved is None and y.grad_fn.next_functions[0][0]._saved is None
+    assert y.grad_fn._for_backward is None and y.grad_fn.next_functions[0][0]._for_backward is None
 
 
 def test_create_graph_warning_once_and_only_for_backward():

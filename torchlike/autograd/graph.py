@@ -61,7 +61,7 @@ class Node:
     _name = "Node"
     _seq = 0
     next_functions = ()
-    _saved = ()  # None once freed by a backward without retain_graph
+    _for_backward = ()  # saved tensors; None once freed by a backward without retain_graph
     _out_meta = ()  # per forward output: its jax aval (ShapedArray: .shape, .dtype)
     _pre_hooks = None  # dict id -> fn(grad_outputs)
     _post_hooks = None  # dict id -> fn(grad_inputs, grad_outputs)
@@ -74,7 +74,7 @@ class Node:
         return self._name
 
     def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def _sequence_nr(self):
         return self._seq
@@ -114,8 +114,8 @@ class Node:
         raise NotImplementedError
 
     def _release(self):
-        if self._saved:
-            self._saved = None
+        if self._for_backward:
+            self._for_backward = None
 
 
 class AccumulateGrad(Node):
@@ -198,7 +198,7 @@ def _short_name(name):
 def _saved_property(index):
     """Property ``_saved_<name>`` of an op node: the saved value as a Tensor, or a saved static."""
     def get(node):
-        saved = node._saved
+        saved = node._for_backward
         if saved is None:
             raise RuntimeError(_FREED_MSG)
         s = saved[index]

@@ -8,6 +8,10 @@
     def _(grad, self, other, dtype):         # grad, then any saved / static / <input>_shape names it wants
         return grad * other.astype(dtype), grad * self.astype(dtype)
 
+``attrs=("dim", "keepdim", "self_sym_sizes")`` names the non-tensor ``_saved_*`` attributes torch shows for
+the node (static arguments, and input sizes as ``<input>_sym_sizes``); ``unsigned=("dim",)`` shows negative
+ints as torch does for its int64 fields (-1 reads 18446744073709551615).
+
 From a declaration the table builds:
 - the forward, ``jax.jit``-compiled once per tuple of static arguments (dict lookup on the hot path);
 - the backward, jit-compiled once per (statics, input shapes and dtypes, which inputs need a gradient):
@@ -41,7 +45,7 @@ class _OpNode(Node):
     _op = None
 
     def _apply(self, grads, mask=None):
-        saved = self._saved
+        saved = self._for_backward
         if saved is None:
             raise RuntimeError(_FREED_MSG)
         op = self._op
@@ -68,7 +72,7 @@ class OpDef:
     """One entry of the op table (see the module docstring)."""
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
-                 tuple_out=None):
+                 tuple_out=None, attrs=None, unsigned=()):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -96,15 +100,28 @@ class OpDef:
         self.backward = None
         self._fwd = {}
         self._bwd = {}
-        attrs = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
+        props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
         for i, (name, *_) in enumerate(self.saves):
-            attrs["_saved_" + name] = _saved_property(i)
-        for i, name in enumerate(self.statics):
-            attrs.setdefault("_saved_" + name, property(lambda node, i=i: node._statics[i]))
-        for pos, i in enumerate(self.diff):  # torch's _saved_<input>_sym_sizes
-            attrs.setdefault(f"_saved_{self.inputs[i]}_sym_sizes",
-                             property(lambda node, pos=pos: tuple(node._in_meta[pos].shape)))
-        self.node_cls = type(node_name, (_OpNode,), attrs)
+            props["_saved_" + name] = _saved_property(i)
+        if attrs is None:  # legacy: every static and every input size (being replaced by explicit attrs)
+            attrs = self.statics + tuple(f"{self.inputs[i]}_sym_sizes" for i in self.diff)
+        for name in attrs:
+            props["_saved_" + name] = self._attr_property(name, name in unsigned)
+        self.node_cls = type(node_name, (_OpNode,), props)
+
+    def _attr_property(self, name, unsigned):
+        """``_saved_<name>`` for a static argument or an input's ``<input>_sym_sizes``."""
+        if name in self.statics:
+            i = self.statics.index(name)
+            get = (lambda node: node._statics[i])
+        elif name.endswith("_sym_sizes"):
+            pos = [self.inputs[i] for i in self.diff].index(name[:-len("_sym_sizes")])
+            get = (lambda node: tuple(node._in_meta[pos].shape))
+        else:
+            raise TypeError(f"{self.name}: attrs names a static argument or <input>_sym_sizes, not {name!r}")
+        if unsigned:  # torch shows negative saved int64 dims as unsigned 64-bit numbers
+            return property(lambda node: _as_unsigned(get(node)))
+        return property(get)
 
     def derivative(self, fn):
         """Register the backward formula ``fn(grad, **names) -> gradient or tuple (one per diff input)``."""
@@ -189,11 +206,19 @@ class OpDef:
         return compiled
 
 
-def op(node_name, save=None, nondiff=(), outputs=("result",)):
+def op(node_name, save=None, nondiff=(), outputs=("result",), attrs=None, unsigned=()):
     """Decorator declaring a table op from its JAX forward (see the module docstring)."""
     def deco(forward):
-        return OpDef(node_name, forward, save=save, nondiff=nondiff, outputs=outputs)
+        return OpDef(node_name, forward, save=save, nondiff=nondiff, outputs=outputs, attrs=attrs, unsigned=unsigned)
     return deco
+
+
+def _as_unsigned(value):
+    if isinstance(value, tuple):
+        return tuple(_as_unsigned(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return value + (1 << 64)
+    return value
 
 
 class _FnOp(OpDef):
@@ -327,7 +352,7 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                     saved.append(_SavedTensor(arrays[index], None if t is inplace else t, None, -1))
                 else:
                     saved.append(_SavedTensor(arrays[index], t, t._version_counter(), -1))
-        node._saved = tuple(saved)
+        node._for_backward = tuple(saved)
     return results
 
 
