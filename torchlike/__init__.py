@@ -12,7 +12,8 @@ _jax.config.update("jax_enable_x64", True)
 from . import _dtype  # noqa: E402
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,  # noqa: E402,F401,A004
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
-                     dtype, get_default_dtype, set_default_dtype, promote_types)
+                     dtype, get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
+from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: E402
 from ._device import device  # noqa: E402
 from ._tensor import Tensor, Size  # noqa: E402
 from . import autograd  # noqa: E402
@@ -39,3 +40,11 @@ def is_tensor(obj):
 
 def numel(input):
     return input.numel()
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()

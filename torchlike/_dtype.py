@@ -16,6 +16,7 @@ _pybool, _pyint, _pyfloat = bool, int, float  # the module shadows these names w
 class dtype:
     """A tensor element type, printed as torch prints it (``torchlike.float32``)."""
 
+    __module__ = "torchlike"
     __slots__ = ("name", "_np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_category")
 
     def __init__(self, name, np_dtype, category):
@@ -32,6 +33,12 @@ class dtype:
 
     def __reduce__(self):
         return (_by_name, (self.name,))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def to_real(self):
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
@@ -71,33 +78,92 @@ def _from_np(np_dtype):
     return _FROM_NP[np_dtype]
 
 
+_PY_TYPES = {_pyfloat: float64, _pyint: int64, _pybool: bool, complex: complex128}  # torch: dtype=float is float64
+
+
 def to_dtype(d):
     """Accept a torchlike dtype, a NumPy/JAX dtype, a Python type or a name; return a torchlike dtype."""
     if d is None or isinstance(d, dtype):
         return d
-    if d is _pyfloat:
-        return _default_dtype[0]
-    if d is _pyint:
-        return int64
-    if d is _pybool:
-        return bool
+    if d in _PY_TYPES:
+        return _PY_TYPES[d]
     if isinstance(d, str):
         return _BY_NAME[d]
-    return _FROM_NP[np.dtype(d)]
+    try:
+        return _FROM_NP[np.dtype(d)]
+    except (KeyError, TypeError):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(d).__name__}") from None
+
+
+# C++ names torch uses in some messages: caffe2 TypeMeta names and ScalarType names
+_TYPE_META = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+              "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 _default_dtype = [float32]
 
 
 def get_default_dtype():
+    """The dtype Python floats become (float32 unless changed)."""
     return _default_dtype[0]
 
 
 def set_default_dtype(d):
+    """Set the dtype of Python floats: float32, float64, float16 or bfloat16."""
     d = to_dtype(d)
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_dtype[0] = d
+
+
+def _default_complex():
+    """dtype of Python complex numbers: complex128 under a float64 default, else complex64 (torch: complex32 for
+    a float16 default, which torchlike does not have)."""
+    d = _default_dtype[0]
+    if d is bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return complex128 if d is float64 else complex64
+
+
+class finfo:
+    """torch.finfo: machine limits of a floating point dtype (bits, eps, max, min, tiny, resolution)."""
+
+    def __init__(self, type=None):  # noqa: A002 - torch's parameter name
+        d = _default_dtype[0] if type is None else to_dtype(type)
+        if d._category < 2:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        d = d.to_real()
+        info = jnp.finfo(d._np)
+        self.bits = d.itemsize * 8
+        self.eps = _pyfloat(info.eps)
+        self.max = _pyfloat(info.max)
+        self.min = _pyfloat(info.min)
+        self.tiny = self.smallest_normal = _pyfloat(info.smallest_normal)
+        self.resolution = 10.0 ** -_pyint(info.precision)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo: machine limits of an integer dtype (bits, min, max)."""
+
+    def __init__(self, type):  # noqa: A002
+        d = to_dtype(type)
+        if d._category != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(d._np)
+        self.bits, self.min, self.max, self.dtype = info.bits, _pyint(info.min), _pyint(info.max), d.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 @functools.lru_cache(maxsize=None)

@@ -78,7 +78,7 @@ class Tensor:
             if isinstance(args[0], Tensor):
                 return args[0]
             return _tensor_fn(args[0], dtype=_dtype.get_default_dtype())
-        return empty(*args, dtype=_dtype.get_default_dtype())
+        return empty(*(args or (0,)), dtype=_dtype.get_default_dtype())
 
     # ----- autograd metadata -------------------------------------------------------------
     @property
@@ -91,6 +91,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if not isinstance(value, bool):
+            raise RuntimeError("requires_grad must be a bool")
         if self._grad_fn is not None:
             msg = "you can only change requires_grad flags of leaf variables."
             if not value:
@@ -103,6 +105,9 @@ class Tensor:
 
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad in place; returns self."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -145,18 +150,33 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        if value is not None:
+        if value is not None:  # torch 2.13's checks, in its order
+            if not isinstance(value, Tensor):
+                t = type(value)
+                name = f"numpy.{t.__name__}" if t.__module__.split(".")[0] == "numpy" else t.__name__
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {name}")
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                                f"{type(value).__name__}")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
-            if value.device != self.device:
-                raise RuntimeError("assigned grad has data located on a different device")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dtype._TYPE_META[value.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{_dtype._SCALAR_TYPE[self.dtype.name]}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with "
+                    "a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes "
+                    "of a tensor and its gradient may break downstream systems that assume they match.")
+            dev, own = value.device, self.device
+            if dev.type != own.type:
+                raise RuntimeError(f"attempting to assign a gradient with device type '{dev.type}' to a tensor with "
+                                   f"device type '{own.type}'. Please ensure that the gradient and the tensor are on "
+                                   "the same device")
+            if dev.index != own.index:
+                raise RuntimeError(f"attempting to assign a gradient located on device with index '{dev.index}' to "
+                                   f"a tensor located on device with index '{own.index}'. Please ensure that the "
+                                   "gradient and the tensor are on the same device")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -236,10 +256,14 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        """This tensor's values as a new leaf without history; unlike detach(), with its own version counter.
+        (JAX arrays are immutable: in-place ops on ``x.data`` do not change ``x``.)"""
+        return _wrap(self._data)
 
     @data.setter
     def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
 
     # ----- array metadata ----------------------------------------------------------------
@@ -278,6 +302,44 @@ class Tensor:
     def element_size(self):
         return self._data.dtype.itemsize
 
+    @property
+    def itemsize(self):
+        return self._data.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self._data.dtype.itemsize
+
+    def stride(self, dim=None):
+        """Strides of the contiguous row-major layout (torchlike tensors are always contiguous)."""
+        shape = self._data.shape
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= max(n, 1)
+        strides = tuple(reversed(strides))
+        return strides if dim is None else strides[_wrap_dim(dim, len(shape))]
+
+    def storage_offset(self):
+        return 0
+
+    def get_device(self):
+        """-1 on CPU, else the device index (torch's convention)."""
+        dev = self.device
+        return -1 if dev.type == "cpu" else (dev.index or 0)
+
+    def data_ptr(self):
+        try:
+            return self._data.unsafe_buffer_pointer()
+        except Exception:
+            return 0
+
+    is_sparse = is_quantized = is_meta = is_mps = is_nested = False
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
@@ -306,16 +368,31 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __hash__(self):
         return id(self)
 
     # ----- conversion ----------------------------------------------------------------------
     def item(self):
+        """The single value as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return np.asarray(self._data).reshape(()).item()
+
+    def _scalar(self, kind):
+        """The single value for float()/int()/complex(), with torch's errors."""
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self.item()
+        if kind is not complex and isinstance(v, complex):
+            if v.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {'double' if kind is float else 'int64_t'} "
+                                   "without overflow")
+            v = v.real
+        if kind is int and isinstance(v, float) and not np.isfinite(v):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return kind(v)
 
     def tolist(self):
         return np.asarray(self._data).tolist()
@@ -330,15 +407,17 @@ class Tensor:
         return a.astype(dtype) if dtype is not None else a
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError("Boolean value of Tensor with " + ("no values" if n == 0 else "more than one value")
+                               + " is ambiguous")
         return bool(self.item())
 
     def __float__(self):
-        return float(self.item())
+        return self._scalar(float)
 
     def __int__(self):
-        return int(self.item())
+        return self._scalar(int)
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
@@ -346,7 +425,7 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self):
-        return complex(self.item())
+        return self._scalar(complex)
 
     def __repr__(self):
         from ._tensor_str import _str
@@ -355,8 +434,10 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0:
             return self.item().__format__(spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)
 
     def __jax_array__(self):
@@ -396,10 +477,10 @@ class Tensor:
     def cuda(self, device=None):
         return self.to("cuda" if device is None else device)
 
-    def type(self, dtype=None):
-        if dtype is None:
-            return _type_string(self._data.dtype)
-        return self.to(dtype)
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """``type()``: torch's legacy type string ('torch.FloatTensor'); ``type(dtype or string)``: a cast."""
+        from .ops.creation import _type
+        return _type(self, dtype, non_blocking, **kwargs)
 
     def float(self):
         return self.to(_dtype.float32)
@@ -428,6 +509,15 @@ class Tensor:
     def byte(self):
         return self.to(_dtype.uint8)
 
+    def char(self):
+        return self.to(_dtype.int8)
+
+    def cfloat(self):
+        return self.to(_dtype.complex64)
+
+    def cdouble(self):
+        return self.to(_dtype.complex128)
+
     def type_as(self, other):
         return self.to(other.dtype)
 
@@ -440,17 +530,46 @@ def _rebuild(array, requires_grad):
 
 
 class Size(tuple):
-    """torch.Size: a tuple of ints printed as ``torch.Size([2, 3])``."""
+    """torch.Size: a tuple of ints printed as ``torch.Size([2, 3])``; slicing, ``+`` and ``*`` give Sizes."""
+
+    def __new__(cls, sizes=()):
+        if type(sizes) is tuple and all(type(s) is int for s in sizes):  # fast path (shapes of jax arrays)
+            return tuple.__new__(cls, sizes)
+        out = []
+        for i, s in enumerate(sizes):
+            if not hasattr(s, "__index__"):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')")
+            out.append(s.__index__())
+        return tuple.__new__(cls, out)
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
 
     def numel(self):
+        """Product of the sizes."""
         return int(np.prod(self, dtype=np.int64))
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
         return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
 
 
 def _differentiable_dtype(np_dtype):

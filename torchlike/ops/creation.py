@@ -1,139 +1,388 @@
-"""Creation functions (tensor, zeros, arange, rand, ...), the global PRNG key, and dtype/device casts.
+"""Creation functions (tensor, zeros, arange, rand, ...), random generators, and dtype/device casts.
 
-Dtypes follow torch: Python floats become float32 (the default dtype), ints int64, bools bool,
-complex complex64; NumPy arrays keep their dtype. Random functions draw from one JAX PRNG key that
-``manual_seed`` resets, so a seeded program is reproducible (the numbers differ from torch's).
+Dtypes follow torch: Python floats become the default dtype (float32), ints int64, bools bool, complex
+complex64; NumPy/JAX arrays and 0-d tensors inside lists keep their dtype, promoted over the list as torch
+does. ``torch.tensor`` copies; since JAX arrays are immutable, a JAX array is used without a copy.
+Random functions draw from a ``Generator`` holding a JAX PRNG key (the global one is reset by
+``manual_seed``): a seeded program is reproducible, but the numbers differ from torch's.
+``empty`` gives zeros (JAX has no uninitialised memory). Values of ``arange``/``linspace`` are computed
+with torch's formulas in torch's accumulation types.
 """
+import itertools
+import math
 import threading
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._device import device as _device
-from .._tensor import Tensor, _wrap, _differentiable_dtype
+from .._device import device as _device_cls, _as_device
+from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._registry import op, _apply
+from ._util import _methods
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
            "empty_like", "full_like", "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed", "rand",
-           "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal"]
+           "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "Generator",
+           "default_generator"]
 
 _CANT_REQUIRE = "Only Tensors of floating point and complex dtype can require gradients"
+_MAX_DIMS = 64
+_SUPPORTED_NP = ("float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, "
+                 "and bool")
+# C++ type names torch prints in "value cannot be converted to type ... without overflow"
+_C_SCALAR = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+             "int64": "int64_t", "float16": "double", "bfloat16": "double", "float32": "float", "float64": "double",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+def _type_name(obj):
+    """The type name torch's argument parser prints (C types such as NumPy's carry their module)."""
+    t = type(obj)
+    return f"numpy.{t.__name__}" if t.__module__.split(".")[0] == "numpy" else t.__name__
+
+
+# ----- placement and leaf creation ---------------------------------------------------------------------
 def _put(array, device):
+    """``array`` on ``device`` (None: where JAX put it). Raises torch's error for an absent CUDA."""
     if device is None:
         return array
-    dev = _device(device)
-    if dev.type == "cpu" and jax.default_backend() == "cpu":
+    jdev = _as_device(device)._jax_device()
+    try:
+        if array.devices() == {jdev}:
+            return array
+    except Exception:  # a tracer: leave placement to JAX
         return array
-    return jax.device_put(array, dev._jax_device())
+    return jax.device_put(array, jdev)
 
 
-def _finish(array, device, requires_grad):
-    if requires_grad and not _differentiable_dtype(array.dtype):
+def _check_requires_grad(np_dtype, requires_grad):
+    if requires_grad and not _differentiable_dtype(np.dtype(np_dtype)):
         raise RuntimeError(_CANT_REQUIRE)
-    t = _wrap(_put(array, device))
+
+
+def _finish(array, device, requires_grad, out=None):
+    """A new leaf (or ``out`` rebound to the result) from a jax array."""
+    _check_requires_grad(array.dtype, requires_grad)
+    array = _put(array, device)
+    if out is not None:
+        out._data = array
+        out._version_counter().version += 1
+        return out
+    t = _wrap(array)
     if requires_grad:
         t._requires_grad = True
     return t
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _get_dtype(dtype, default):
+    return _dtype.to_dtype(dtype) if dtype is not None else default
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _as_int(v):
+    """v as an int if torch accepts it as a size (ints, NumPy ints, 0-d integer tensors), else None."""
+    if isinstance(v, Tensor) and v.ndim == 0 and v.dtype._category == 1:
+        return v.item()
+    return int(v) if _is_int(v) else None
+
+
+def _size(size, fname, kw=False):
+    """torch's parsing of ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(size=(2, 3))`` with its errors."""
+    if kw:
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, not {_type_name(size)}")
+    elif len(size) == 0:
+        raise TypeError(f'{fname}() missing 1 required positional arguments: "size"')
+    elif isinstance(size[0], (tuple, list)):
+        if len(size) > 1:
+            raise TypeError(f"{fname}() takes 1 positional argument but {len(size)} were given")
         size = size[0]
-    return tuple(int(s) for s in size)
+    elif len(size) == 1 and _as_int(size[0]) is None:
+        raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{_type_name(size[0])}")
+    shape = []
+    for i, s in enumerate(size):
+        n = _as_int(s)
+        if n is None:
+            raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {_type_name(s)}\"")
+        shape.append(n)
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {shape}")
+    return tuple(shape)
 
 
-def _np_dtype(dtype, default):
-    d = _dtype.to_dtype(dtype) if dtype is not None else default
-    return d._np
+# ----- torch.tensor: dtype inference and nested data ------------------------------------------------------
+def _np_to_dtype(np_dtype):
+    try:
+        return _dtype._from_np(np.dtype(np_dtype))
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only "
+                        f"supported types are: {_SUPPORTED_NP}.") from None
 
 
-def _infer(data):
-    """NumPy array for `data` with torch's dtype inference for Python scalars and lists."""
+def _is_seq(x):
+    """Python's sequence protocol as torch sees it (tensors and mappings are not sequences)."""
+    if isinstance(x, (list, tuple, range, str, bytes)):
+        return True
+    if isinstance(x, (np.ndarray, jax.Array)):
+        return x.ndim > 0
+    if isinstance(x, (Tensor, dict, np.generic)):
+        return False
+    t = type(x)
+    return hasattr(t, "__getitem__") and hasattr(t, "__len__")
+
+
+def _infer_dtype(x):
+    """torch's infer_scalar_type: the dtype of data, promoting over sequences."""
+    if isinstance(x, (np.ndarray, np.generic, jax.Array)):
+        return _np_to_dtype(x.dtype)
+    if isinstance(x, Tensor):
+        return _dtype._from_np(x._data.dtype)
+    if isinstance(x, bool):
+        return _dtype.bool
+    if isinstance(x, int):
+        return _dtype.int64
+    if isinstance(x, float):
+        return _dtype.get_default_dtype()
+    if isinstance(x, complex):
+        return _dtype._default_complex()
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if _is_seq(x):
+        if len(x) == 0:
+            return _dtype.get_default_dtype()
+        result = None
+        for item in x:
+            if item is x:
+                raise TypeError("new(): self-referential lists are incompatible")
+            d = _infer_dtype(item)
+            result = d if result is None else _dtype.promote_types(result, d)
+            if result is _dtype.complex128:
+                break
+        return result
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _infer_sizes(x):
+    """torch's compute_sizes: lengths along the chain of first elements."""
+    sizes = []
+    while _is_seq(x):
+        sizes.append(len(x))
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        if len(x) == 0:
+            break
+        x = x[0]
+    return sizes
+
+
+def _int_range(d):
+    info = np.iinfo(d._np)
+    return int(info.min), int(info.max)
+
+
+def _scalar_for(x, d, cname):
+    """A Python scalar ``x`` converted for dtype ``d`` with torch's checks (cname: name in the overflow error)."""
+    cat = d._category
+    if cat == 0:
+        return bool(x)
+    if cat == 3:
+        return complex(x)
+    overflow = RuntimeError(f"value cannot be converted to type {cname} without overflow")
+    if isinstance(x, complex):
+        if x.imag != 0:
+            raise overflow
+        x = x.real
+    if cat == 2:
+        return float(x)
+    lo, hi = _int_range(d)
+    if isinstance(x, float):
+        if not (math.isfinite(x) and lo - 1 < x < hi + 1):
+            raise overflow
+        x = int(x)
+    if lo == 0:  # unsigned: torch lets negative values wrap around (two's complement)
+        if not -hi <= x <= hi:
+            raise overflow
+        return x % (hi + 1)
+    if not lo <= x <= hi:
+        raise overflow
+    return x
+
+
+def _leaf(x, d):
+    """One element of nested data as a Python scalar for dtype d (torch's store_scalar and its errors)."""
+    if isinstance(x, Tensor):
+        if x.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        x = np.asarray(x._data).reshape(()).item()
+    elif isinstance(x, (np.generic, np.ndarray, jax.Array)):
+        x = np.asarray(x).item()
+    if not isinstance(x, (bool, int, float, complex)):
+        if d._category == 1:
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+        if d._category == 3:
+            raise TypeError(f"must be complex number, not {type(x).__name__}")
+        raise TypeError(f"must be real number, not {type(x).__name__}")
+    if d._category == 1 and isinstance(x, int) and not isinstance(x, bool) and not -2 ** 63 <= x < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    if d._category == 2 and isinstance(x, complex):
+        raise TypeError("must be real number, not complex")
+    return _scalar_for(x, d, d.name)
+
+
+def _nested(x, sizes, dim, d):
+    """Nested Python lists of converted scalars, checking every sequence has the expected length."""
+    if dim == len(sizes):
+        return _leaf(x, d)
+    if not _is_seq(x):
+        raise TypeError("not a sequence")
+    n = len(x)
+    if n != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
+    if isinstance(x, (np.ndarray, jax.Array)) and x.shape == tuple(sizes[dim:]):
+        return np.asarray(x).astype(d._np)
+    return [_nested(item, sizes, dim + 1, d) for item in x]
+
+
+_PY_NUMBERS = {bool, int, float, complex}
+
+
+def _fast_path(data, sizes, dtype):
+    """Nested lists of Python numbers, converted by NumPy when no torch check can fail (else None)."""
+    if not sizes or 0 in sizes or not isinstance(data, (list, tuple)):
+        return None
+    level = [data]
+    for _ in sizes:
+        if not all(type(x) is list or type(x) is tuple for x in level):
+            return None
+        level = list(itertools.chain.from_iterable(level))
+    kinds = set(map(type, level))
+    if not kinds <= _PY_NUMBERS:
+        return None
+    natural = (_dtype._default_complex() if complex in kinds else _dtype.get_default_dtype() if float in kinds
+               else _dtype.int64 if int in kinds else _dtype.bool)
+    d = natural if dtype is None else dtype
+    if not (d is natural or (d._category == 2 and complex not in kinds) or d._category == 3):
+        return None  # integer targets need torch's range checks
+    try:
+        with np.errstate(over="ignore"):
+            arr = np.array(data, dtype=d._np)
+    except (ValueError, OverflowError, TypeError):
+        return None  # ragged or out of range: the slow path raises torch's error
+    return arr if arr.shape == tuple(sizes) else None
+
+
+def _from_data(data, dtype):
+    """NumPy or JAX array for ``data`` with torch.tensor's dtype rules (dtype: torchlike dtype or None)."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
-        return np.asarray(data._data)
-    if isinstance(data, (np.ndarray, np.generic)):
-        return np.asarray(data)
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=3)
+        data = data._data
     if isinstance(data, jax.Array):
-        return data
-    arr = np.asarray(_unwrap_nested(data))
-    if arr.dtype == np.float64:
-        arr = arr.astype(_dtype.get_default_dtype()._np)
-    elif arr.dtype == np.complex128:
-        arr = arr.astype(_dtype.get_default_dtype().to_complex()._np)
-    elif arr.dtype.kind in "iu":
-        arr = arr.astype(np.int64)
-    return arr
-
-
-def _unwrap_nested(data):
-    if isinstance(data, Tensor):
-        return data.item() if data.ndim == 0 else data.tolist()
-    if isinstance(data, (list, tuple)):
-        return [_unwrap_nested(d) for d in data]
-    return data
+        _np_to_dtype(data.dtype)
+        return data if dtype is None else data.astype(dtype._np)
+    if isinstance(data, (np.ndarray, np.generic)):
+        _np_to_dtype(data.dtype)
+        return np.asarray(data) if dtype is None else np.asarray(data).astype(dtype._np)
+    sizes = _infer_sizes(data)
+    fast = _fast_path(data, sizes, dtype)
+    if fast is not None:
+        return fast
+    d = dtype if dtype is not None else _infer_dtype(data)
+    if 0 in sizes:  # torch stores nothing, so ragged empty data passes
+        return np.zeros(sizes, d._np)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.array(_nested(data, sizes, 0, d), dtype=d._np).reshape(sizes)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data`` (dtype inferred as torch does)."""
-    arr = _infer(data)
-    if dtype is not None:
-        arr = jnp.asarray(arr, _dtype.to_dtype(dtype)._np)
-    else:
-        arr = jnp.asarray(arr)
-    return _finish(arr, device, requires_grad)
+    arr = _from_data(data, _dtype.to_dtype(dtype))
+    _check_requires_grad(arr.dtype, requires_grad)
+    return _finish(jnp.asarray(arr), device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Like ``tensor`` but returns ``data`` itself when it already is a matching Tensor."""
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == _dtype.to_dtype(dtype)) and \
-            (device is None or data.device == _device(device)):
-        return data
+    """``data`` as a tensor: a Tensor is returned as is, or converted (differentiably) with ``to``."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return tensor(data, dtype=dtype, device=device)
+    return _finish(jnp.asarray(_from_data(data, _dtype.to_dtype(dtype))), device, False)
 
 
 def from_numpy(ndarray):
-    """A tensor with the array's dtype and values. JAX arrays are immutable, so this copies on most backends."""
+    """A tensor with the array's dtype and values (a copy: JAX arrays cannot alias NumPy memory)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _np_to_dtype(ndarray.dtype)
     return _wrap(jnp.asarray(ndarray))
 
 
-def _factory(fill):
-    def make(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
-             memory_format=None, out=None):
-        shape = _size(size)
-        arr = fill(shape, _np_dtype(dtype, _dtype.get_default_dtype()))
-        return _finish(arr, device, requires_grad)
+# ----- filled tensors --------------------------------------------------------------------------------------
+def _factory(name, fill):
+    def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+             memory_format=None, **kw):
+        shape = _size(kw.pop("size"), name, kw=True) if "size" in kw else _size(size, name)
+        if kw:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+        d = _get_dtype(dtype, _dtype.get_default_dtype())
+        _check_requires_grad(d._np, requires_grad)
+        return _finish(fill(shape, d._np), device, requires_grad, out)
+    make.__name__ = make.__qualname__ = name
     return make
 
 
-zeros = _factory(jnp.zeros)
-ones = _factory(jnp.ones)
-empty = _factory(jnp.zeros)  # JAX has no uninitialised memory; empty gives zeros
+zeros = _factory("zeros", jnp.zeros)
+ones = _factory("ones", jnp.ones)
+empty = _factory("empty", jnp.zeros)
 zeros.__doc__ = "Tensor of zeros: ``zeros(*size, dtype=None, device=None, requires_grad=False)``."
 ones.__doc__ = "Tensor of ones: ``ones(*size, dtype=None, device=None, requires_grad=False)``."
 empty.__doc__ = "Tensor of the given size (filled with zeros: JAX has no uninitialised memory)."
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+def _fill_scalar(value, fname):
+    """A Python scalar from a number or 0-d tensor ``fill_value``."""
+    if isinstance(value, Tensor) and value.ndim == 0:
+        return value.item()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    raise TypeError(f"{fname}(): argument 'fill_value' (position 2) must be Number, not {_type_name(value)}")
+
+
+def _full(shape, value, dtype, device, requires_grad, out=None):
+    d = dtype if dtype is not None else _infer_dtype(value)
+    value = _scalar_for(value, d, _C_SCALAR[d.name])
+    _check_requires_grad(d._np, requires_grad)
+    return _finish(jnp.full(shape, value, d._np), device, requires_grad, out)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+         requires_grad=False):
     """Tensor filled with ``fill_value``; the dtype is inferred from the value when not given."""
-    if dtype is None:
-        dtype = _dtype._scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    arr = jnp.full(_size((size,) if isinstance(size, int) else tuple(size)), fill_value,
-                   _dtype.to_dtype(dtype)._np)
-    return _finish(arr, device, requires_grad)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_type_name(size)}")
+    value = _fill_scalar(fill_value, "full")
+    return _full(_size((size,), "full"), value, _dtype.to_dtype(dtype), device, requires_grad, out)
 
 
 def _like(factory):
-    def make(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-        return factory(*input.shape, dtype=dtype if dtype is not None else input.dtype,
+    def make(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        return factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
                        device=device if device is not None else input.device, requires_grad=requires_grad)
+    make.__name__ = make.__qualname__ = factory.__name__ + "_like"
+    make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
     return make
 
 
@@ -142,102 +391,324 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    return full(input.shape, fill_value, dtype=dtype if dtype is not None else input.dtype,
-                device=device if device is not None else input.device, requires_grad=requires_grad)
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """``full`` with the shape, dtype and device of ``input``."""
+    value = _fill_scalar(fill_value, "full_like")
+    return _full(tuple(input.shape), value, _dtype.to_dtype(dtype) or input.dtype,
+                 device if device is not None else input.device, requires_grad)
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
-    """Values from start to end (exclusive) by step; int64 unless a bound is a float."""
+# ----- ranges ------------------------------------------------------------------------------------------------
+# arange/linspace reproduce torch's CPU kernels bit for bit (arange: up to 32768 elements, one thread): torch
+# builds them with FMA contraction, and arange's cpu_serial_kernel_vec fills pairs of 32-byte (AVX2) vectors
+# from a base value, then a scalar tail. The helpers below compute the same roundings with NumPy.
+def _number(v):
+    """Python number from a number, NumPy scalar or 0-d tensor."""
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _fmt(v):
+    return str(v) if isinstance(v, int) else f"{v:g}"
+
+
+def _fma64(a, b, c):
+    """a * b + c in float64 with one rounding (Dekker's exact product, then an error-corrected sum)."""
+    a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
+    p = a * b
+    sa, sb = a * 134217729.0, b * 134217729.0
+    ah, bh = sa - (sa - a), sb - (sb - b)
+    al, bl = a - ah, b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    v = s - p
+    return s + (((p - (s - v)) + (c - v)) + e)
+
+
+def _fma32(a, b, c):
+    """a * b + c in float32 with one rounding (the float64 product of float32 values is exact)."""
+    a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
+    return (a * b + c).astype(np.float32)
+
+
+def _kernel_fill(n, itemsize, scalar, vector):
+    """Elements 0..n-1 as torch's vectorised CPU loop makes them: vector(chunk_start, lane), then scalar(idx)."""
+    width = 32 // itemsize
+    nvec = n // (2 * width) * (2 * width)
+    idx = np.arange(n, dtype=np.int64)
+    head = vector(idx[:nvec] // width * width, idx[:nvec] % width)
+    return np.concatenate([head, scalar(idx[nvec:])])
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+           requires_grad=False):
+    """Values from start to end (exclusive) by step; int64 unless a bound is a float (torch's arithmetic)."""
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    vals = [_number(v) for v in (start, end, step)]
+    if any(isinstance(v, complex) for v in vals):
+        raise RuntimeError("value cannot be converted to type double without overflow")
     if dtype is None:
         dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
     d = _dtype.to_dtype(dtype)
-    n = int(np.ceil((vals[1] - vals[0]) / vals[2]))
-    arr = (vals[0] + np.arange(max(n, 0), dtype=np.float64 if d.is_floating_point else np.int64) * vals[2])
-    return _finish(jnp.asarray(arr, d._np), device, requires_grad)
+    _check_requires_grad(d._np, requires_grad)
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in vals[:2]):
+        raise RuntimeError(f"unsupported range: {_fmt(vals[0])} -> {_fmt(vals[1])}")
+    if d is _dtype.int64:  # integer arithmetic throughout
+        a0, a1, st = (int(v) for v in vals)
+        if st == 0:
+            raise ValueError("step must be nonzero")
+    else:
+        a0, a1, st = (float(v) for v in vals)
+    if (st > 0 and a1 < a0) or (st < 0 and a1 > a0):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if d is _dtype.int64:
+        n = (a1 - a0 + st - ((st > 0) - (st < 0))) // st
+    else:
+        n = math.ceil((a1 - a0) / st)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if d._category == 2:
+            fma, acc = (_fma32, np.float32) if d.itemsize == 2 else (_fma64, np.float64)  # torch's accumulate type
+            t, a0, st = d._np, acc(a0), acc(st)
+
+            def vector(chunk, lane):
+                base = fma(st, chunk, a0).astype(t)
+                return fma(lane, st, base.astype(acc)).astype(t)
+            values = _kernel_fill(n, d.itemsize, lambda i: fma(st, i, a0).astype(t), vector)
+        else:  # integer dtypes accumulate in int64
+            values = (int(a0) + int(st) * np.arange(n, dtype=np.int64)).astype(d._np)
+    return _finish(jnp.asarray(values), device, requires_grad, out)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
-    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    arr = jnp.linspace(float(start), float(end), int(steps), dtype=jnp.float64).astype(d._np)
-    return _finish(arr, device, requires_grad)
+def _linspace_values(a0, a1, steps, d):
+    """torch's linspace kernel: start + step * i for the first half, end - step * (steps - 1 - i) after."""
+    half = steps // 2
+    if d._category < 2:  # integer dtypes: the step is a double
+        fma, t, st = _fma64, np.float64, (float(a1) - float(a0)) / (steps - 1)
+    elif d.itemsize == 2:  # float16, bfloat16: arithmetic in the dtype, rounded after each operation
+        t = d._np.type
+        a0, a1 = t(a0), t(a1)
+        st = t((a1 - a0) / t(steps - 1))
+
+        def fma(x, y, z):
+            return np.asarray(z, t) + np.asarray(x, t) * np.asarray(y).astype(t)
+    elif d._category == 3:  # complex: the real and imaginary parts each with FMA
+        real = _fma32 if d.itemsize == 8 else _fma64
+        t = d._np.type
+        a0, a1 = t(a0), t(a1)
+        st = t((a1 - a0) / t(steps - 1))
+
+        def fma(x, y, z):
+            return real(np.real(x), y, np.real(z)) + 1j * real(np.imag(x), y, np.imag(z))
+    else:
+        fma, t = (_fma32, np.float32) if d.itemsize == 4 else (_fma64, np.float64)
+        a0, a1 = t(a0), t(a1)
+        st = t((a1 - a0) / t(steps - 1))
+
+    i = np.arange(steps, dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(i < half, fma(st, i, a0), fma(-st, steps - 1 - i, a1)).astype(d._np)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
-    arr = jnp.eye(n, n if m is None else m, dtype=_np_dtype(dtype, _dtype.get_default_dtype()))
-    return _finish(arr, device, requires_grad)
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    """``steps`` evenly spaced values from start to end (torch's symmetric formula)."""
+    if not _is_int(steps):
+        raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {_type_name(steps)}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    a, b = _number(start), _number(end)
+    cplx = isinstance(a, complex) or isinstance(b, complex)
+    if dtype is None:
+        dtype = _dtype._default_complex() if cplx else _dtype.get_default_dtype()
+    d = _dtype.to_dtype(dtype)
+    if cplx and not d.is_complex:
+        inferred = _dtype._default_complex()
+        raise RuntimeError(f"torch.linspace(): inferred dtype {_dtype._TYPE_META[inferred.name]} can't be safely "
+                           f"cast to passed dtype {_dtype._SCALAR_TYPE[d.name]}")
+    _check_requires_grad(d._np, requires_grad)
+    a0, a1 = (_scalar_for(v, d, _C_SCALAR[d.name]) for v in (a, b))
+    if steps == 1:
+        values = np.full(1, a0, d._np)
+    else:
+        values = _linspace_values(a0, a1, steps, d)
+    return _finish(jnp.asarray(values), device, requires_grad, out)
 
 
-# ----- random numbers --------------------------------------------------------------------------------
-_rng_lock = threading.Lock()
-_rng = [None]
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """2-D tensor with ones on the diagonal: ``eye(n)`` or ``eye(n, m)``."""
+    for name, pos, v in (("n", 1, n), ("m", 2, m)):
+        if v is not None and not _is_int(v):
+            raise TypeError(f"eye(): argument '{name}' (position {pos}) must be int, not {_type_name(v)}")
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    d = _get_dtype(dtype, _dtype.get_default_dtype())
+    _check_requires_grad(d._np, requires_grad)
+    return _finish(jnp.eye(int(n), int(n if m is None else m), dtype=d._np), device, requires_grad, out)
+
+
+# ----- random numbers --------------------------------------------------------------------------------------
+_DEFAULT_SEED = 67280421310721  # torch's default_generator seed
+
+
+class Generator:
+    """torch.Generator over a JAX PRNG key: ``manual_seed``, ``seed``, ``initial_seed``, ``get_state``."""
+
+    __module__ = "torchlike"
+
+    def __init__(self, device="cpu"):
+        self.device = _as_device(device)
+        self._lock = threading.Lock()
+        self.manual_seed(_DEFAULT_SEED)
+
+    def manual_seed(self, seed):
+        """Reset the key from ``seed``; returns the generator."""
+        seed = int(seed)
+        with self._lock:
+            self._seed = seed
+            self._key = jax.random.PRNGKey(seed - 2 ** 64 if seed >= 2 ** 63 else seed)  # same 64 bits
+        return self
+
+    def seed(self):
+        """Seed from a non-deterministic source; returns the seed."""
+        import secrets
+        s = secrets.randbits(63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        """The key as a uint8 tensor (for ``set_state``)."""
+        return tensor(np.asarray(self._key).view(np.uint8))
+
+    def set_state(self, state):
+        data = np.asarray(state._data).view(np.uint32)
+        with self._lock:
+            self._key = jnp.asarray(data)
+        return self
+
+    def _next(self):
+        with self._lock:
+            self._key, key = jax.random.split(self._key)
+        return key
+
+
+default_generator = Generator()
 
 
 def manual_seed(seed):
-    """Reset the global PRNG key (a JAX key) so later random draws are reproducible."""
-    with _rng_lock:
-        _rng[0] = jax.random.PRNGKey(int(seed))
-    return _Generator()
+    """Reset the global generator so later random draws are reproducible; returns it."""
+    return default_generator.manual_seed(seed)
 
 
 def seed():
-    import time
-    s = int(time.time_ns() % (2 ** 31))
-    manual_seed(s)
-    return s
+    """Seed the global generator non-deterministically; returns the seed."""
+    return default_generator.seed()
 
 
 def initial_seed():
-    return 0
+    """The seed the global generator was last seeded with."""
+    return default_generator.initial_seed()
 
 
-class _Generator:
-    """What ``manual_seed`` returns (torch returns its default Generator)."""
+def _key(generator):
+    return (generator if generator is not None else default_generator)._next()
 
 
-def _next_key():
-    with _rng_lock:
-        if _rng[0] is None:
-            _rng[0] = jax.random.PRNGKey(0)
-        _rng[0], key = jax.random.split(_rng[0])
-    return key
-
-
-def _random(sample):
-    def make(*size, dtype=None, device=None, requires_grad=False, generator=None, layout=None, pin_memory=False,
-             out=None):
-        arr = sample(_next_key(), _size(size), _np_dtype(dtype, _dtype.get_default_dtype()))
-        return _finish(arr, device, requires_grad)
+def _random_float(name, kernel, sample):
+    def make(*size, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False, **kw):
+        shape = _size(kw.pop("size"), name, kw=True) if "size" in kw else _size(size, name)
+        d = _get_dtype(dtype, _dtype.get_default_dtype())
+        if d._category < 2:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype._SCALAR_TYPE[d.name]}'")
+        _check_requires_grad(d._np, requires_grad)
+        return _finish(sample(_key(generator), shape, d._np), device, requires_grad, out)
+    make.__name__ = make.__qualname__ = name
     return make
 
 
-rand = _random(lambda k, s, d: jax.random.uniform(k, s, d))
-randn = _random(lambda k, s, d: jax.random.normal(k, s, d))
-rand.__doc__ = "Uniform samples in [0, 1) from the global PRNG key."
-randn.__doc__ = "Standard normal samples from the global PRNG key."
+def _uniform(key, shape, np_dtype):
+    if np.dtype(np_dtype).kind == "c":
+        real = np.finfo(np_dtype).dtype
+        kr, ki = jax.random.split(key)
+        return jax.lax.complex(jax.random.uniform(kr, shape, real), jax.random.uniform(ki, shape, real))
+    return jax.random.uniform(key, shape, np_dtype)
 
 
-def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None):
-    """Integers uniform in [low, high); ``randint(high, size)`` also works, as in torch."""
-    if size is None:
-        low, high, size = 0, low, high
-    arr = jax.random.randint(_next_key(), _size((size,) if isinstance(size, int) else tuple(size)), low, high,
-                             _np_dtype(dtype, _dtype.int64))
-    return _finish(arr, device, requires_grad)
+rand = _random_float("rand", "check_uniform_bounds", _uniform)
+randn = _random_float("randn", "normal_kernel_cpu", lambda k, s, d: jax.random.normal(k, s, d))
+rand.__doc__ = "Uniform samples in [0, 1) (complex: real and imaginary parts each)."
+randn.__doc__ = "Standard normal samples (complex: variance 1 split between real and imaginary parts)."
 
 
-def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None):
-    arr = jax.random.permutation(_next_key(), n).astype(_np_dtype(dtype, _dtype.int64))
-    return _finish(arr, device, requires_grad)
+def _randint_bounds(low, high, d):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if d._category <= 1:
+        lo, hi = (0, 1) if d is _dtype.bool else _int_range(d)
+        name = _dtype._TYPE_META[d.name]
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {name}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {name}")
+
+
+def randint(*args, size=None, low=None, high=None, generator=None, out=None, dtype=None, layout=None,
+            device=None, pin_memory=False, requires_grad=False):
+    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    args = list(args)
+    if size is None and args:
+        size = args.pop()
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    low = 0 if low is None else low
+    for name, pos, v in (("low", 1, low), ("high", 2 if len(args) == 2 else 1, high)):
+        if not _is_int(v):
+            raise TypeError(f"randint(): argument '{name}' (position {pos}) must be int, not {_type_name(v)}")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position {len(args) + 1}) must be tuple of ints, not "
+                        f"{_type_name(size)}")
+    shape = _size((size,), "randint")
+    d = _get_dtype(dtype, _dtype.int64)
+    _randint_bounds(int(low), int(high), d)
+    _check_requires_grad(d._np, requires_grad)
+    arr = jax.random.randint(_key(generator), shape, int(low), int(high), jnp.int64).astype(d._np)
+    return _finish(arr, device, requires_grad, out)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    """A random permutation of 0..n-1."""
+    if not _is_int(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {_type_name(n)}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = _get_dtype(dtype, _dtype.int64)
+    _check_requires_grad(d._np, requires_grad)
+    arr = jax.random.permutation(_key(generator), int(n)).astype(d._np)
+    return _finish(arr, device, requires_grad, out)
 
 
 def _like_random(factory):
-    def make(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-        return factory(*input.shape, dtype=dtype if dtype is not None else input.dtype,
+    def make(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+             memory_format=None):
+        return factory(tuple(input.shape), generator=generator, dtype=dtype if dtype is not None else input.dtype,
                        device=device if device is not None else input.device, requires_grad=requires_grad)
+    make.__name__ = make.__qualname__ = factory.__name__ + "_like"
+    make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
     return make
 
 
@@ -245,49 +716,238 @@ rand_like = _like_random(rand)
 randn_like = _like_random(randn)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """``randint`` with the shape, dtype and device of ``input``: ``randint_like(x, high)`` or ``(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype, device=device)
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype if dtype is not None else input.dtype,
+                   device=device if device is not None else input.device, requires_grad=requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    return randn(*size, dtype=dtype, device=device) * std + mean
+# torch.normal: gradients w.r.t. mean and std are defined as zero (the sample is not reparameterised)
+def _normal_zero_grads(grad, **shapes):
+    return tuple(jnp.zeros(shapes[k], grad.dtype) for k in ("mean_shape", "std_shape") if k in shapes)
 
 
-# ----- dtype / device casts ----------------------------------------------------------------------------
+@op("NormalBackward1", save=(), nondiff=("eps",))
+def _normal_tf(mean, eps, *, std):
+    return mean + eps * jnp.asarray(std, mean.dtype)
+
+
+@op("NormalBackward2", save=(), nondiff=("eps",))
+def _normal_ft(std, eps, *, mean):
+    return jnp.asarray(mean, std.dtype) + eps * std
+
+
+@op("NormalBackward3", save=(), nondiff=("eps",))
+def _normal_tt(mean, std, eps):
+    return mean + eps * std
+
+
+_normal_tf.derivative(lambda grad, mean_shape: _normal_zero_grads(grad, mean_shape=mean_shape))
+_normal_ft.derivative(lambda grad, std_shape: _normal_zero_grads(grad, std_shape=std_shape))
+_normal_tt.derivative(lambda grad, mean_shape, std_shape: _normal_zero_grads(grad, mean_shape=mean_shape,
+                                                                             std_shape=std_shape))
+for _entry, _hidden in ((_normal_tf, ("std",)), (_normal_ft, ("mean",))):
+    for _name in _hidden:
+        delattr(_entry.node_cls, "_saved_" + _name)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory=False, requires_grad=False):
+    """Normal samples: ``normal(mean_tensor, std)``, ``normal(mean, std_tensor)``, ``normal(mean, std, size)``."""
+    tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not tm and not ts:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float)")
+        t = randn(*_size((size,), "normal"), generator=generator, dtype=dtype, device=device)
+        return _finish((t._data * std + mean).astype(t._data.dtype), None, requires_grad, out)
+    if tm and ts:
+        shape = jnp.broadcast_shapes(mean.shape, std.shape)
+        d = _dtype.promote_types(mean.dtype, std.dtype)
+    else:
+        ref = mean if tm else std
+        shape, d = tuple(ref.shape), ref.dtype
+    eps = randn(tuple(shape), generator=generator, dtype=d, device=device)
+    if tm and ts:
+        return _apply(_normal_tt, (mean, std, eps), ())
+    if tm:
+        return _apply(_normal_tf, (mean, eps), (float(std),))
+    return _apply(_normal_ft, (std, eps), (float(mean),))
+
+
+# ----- Tensor.new_* --------------------------------------------------------------------------------------------
+def _new_opts(self, dtype, device):
+    return (_dtype.to_dtype(dtype) if dtype is not None else self.dtype,
+            device if device is not None else self.device)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """A new leaf from ``data`` with this tensor's dtype and device unless given."""
+    d, dev = _new_opts(self, dtype, device)
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = data._data
+    return tensor(data, dtype=d, device=dev, requires_grad=requires_grad)
+
+
+def _new_filled(factory):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+        d, dev = _new_opts(self, dtype, device)
+        return factory(*size, dtype=d, device=dev, requires_grad=requires_grad, **kw)
+    method.__name__ = "new_" + factory.__name__
+    method.__doc__ = f"``{factory.__name__}`` with this tensor's dtype and device unless given."
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    """``full`` with this tensor's dtype and device unless given."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {_type_name(size)}")
+    d, dev = _new_opts(self, dtype, device)
+    return _full(_size((size,), "new_full"), _fill_scalar(fill_value, "new_full"), d, dev, requires_grad)
+
+
+def _new(self, *args, device=None):
+    """Legacy ``x.new(...)``: ``new()``, ``new(*sizes)``, ``new(data)`` or ``new(tensor)`` with x's dtype."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype is not self.dtype:
+            raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
+        return _wrap(args[0]._data)
+    if len(args) == 1 and _is_seq(args[0]) and not isinstance(args[0], Size):
+        return tensor(args[0], dtype=self.dtype, device=device if device is not None else self.device)
+    return empty(*(args or (0,)), dtype=self.dtype, device=device if device is not None else self.device)
+
+
+_methods(new_tensor=_new_tensor, new_zeros=_new_filled(zeros), new_ones=_new_filled(ones),
+         new_empty=_new_filled(empty), new_full=_new_full, new=_new)
+
+
+# ----- dtype / device casts ---------------------------------------------------------------------------------
 @op("ToCopyBackward0", save=())
 def _to_copy(self, *, dtype):
+    if jnp.iscomplexobj(self) and not np.issubdtype(dtype, np.complexfloating):
+        self = jnp.real(self)
     return self.astype(dtype)
 
 
 @_to_copy.derivative
 def _(grad):
-    return grad  # the table casts it back to the input's dtype
+    return grad  # the table casts it back to the input's dtype (complex -> real drops the imaginary part)
+
+
+delattr(_to_copy.node_cls, "_saved_dtype")  # torch's ToCopyBackward0 shows no saved attributes
+delattr(_to_copy.node_cls, "_saved_self_sym_sizes")
+
+_TO_SIGNATURES = (
+    "\n * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)"
+    "\n * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = "
+    "None)"
+    "\n * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)\n")
+
+
+def _arg_type(a):
+    if isinstance(a, _dtype.dtype):
+        return "torch.dtype"
+    if isinstance(a, _device_cls):
+        return "torch.device"
+    return "Tensor" if isinstance(a, Tensor) else type(a).__name__
+
+
+def _is_dtype_like(a):
+    # torch accepts its dtypes and the Python types float/int/bool/complex; NumPy dtype objects are an extension
+    return isinstance(a, (_dtype.dtype, np.dtype)) or a in (float, int, bool, complex)
+
+
+def _is_device_like(a):
+    return isinstance(a, (_device_cls, str)) or (isinstance(a, int) and not isinstance(a, bool))
 
 
 def _parse_to(args, kwargs):
-    dtype = kwargs.get("dtype")
-    device = kwargs.get("device")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, (_dtype.dtype, type, np.dtype)) and not isinstance(a, str):
-            dtype = a
-        elif a is not None:
-            device = a
-    return (_dtype.to_dtype(dtype) if dtype is not None else None), device
+    """torch's three ``to`` signatures -> (device or None, dtype or None, copy)."""
+    def bad():
+        got = [_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()]
+        text = ", ".join(got) + (", " if kwargs and not args else "")
+        return TypeError(f"to() received an invalid combination of arguments - got ({text}), but expected one of:"
+                         + _TO_SIGNATURES)
+    kwargs = dict(kwargs)
+    kwargs.pop("memory_format", None)
+    device = dtype = None
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        device, dtype = other.device, other.dtype
+        allowed = ("non_blocking", "copy")
+    elif rest and _is_dtype_like(rest[0]):
+        dtype = rest.pop(0)
+        allowed = ("non_blocking", "copy")
+    else:
+        if rest and (rest[0] is None or _is_device_like(rest[0])):
+            device = rest.pop(0)
+            if rest and (rest[0] is None or _is_dtype_like(rest[0])):
+                dtype = rest.pop(0)
+        elif rest:
+            raise bad()
+        allowed = ("device", "dtype", "non_blocking", "copy")
+    flags = {"non_blocking": False, "copy": False}
+    for name, value in zip(("non_blocking", "copy"), rest):
+        if not isinstance(value, bool):
+            raise bad()
+        flags[name] = value
+    if len(rest) > 2:
+        raise bad()
+    for k, v in kwargs.items():
+        if k not in allowed:
+            raise bad()
+        if k == "device":
+            device = v
+        elif k == "dtype":
+            dtype = v
+        else:
+            flags[k] = bool(v)
+    return _as_device(device), _dtype.to_dtype(dtype), flags["copy"]
 
 
-def _to(self, *args, copy=False, non_blocking=False, memory_format=None, **kwargs):
-    dtype, device = _parse_to(args, kwargs)
-    out = self
-    if dtype is not None and dtype._np != self._data.dtype:
-        out = _apply(_to_copy, (self,), (dtype._np,))
-    if device is not None and _device(device) != self.device:
-        moved = _wrap(jax.device_put(out._data, _device(device)._jax_device()))
-        moved._requires_grad, moved._grad_fn, moved._output_nr = out._requires_grad, out._grad_fn, out._output_nr
-        out = moved
-    if out is self and copy:
-        out = _apply(_to_copy, (self,), (self._data.dtype,))
+def _to(self, *args, **kwargs):
+    """Tensor.to: self when nothing changes (and copy=False), else a ToCopyBackward0 copy."""
+    device, dtype, copy = _parse_to(args, kwargs)
+    jdev = None
+    if device is not None:
+        jdev = device._jax_device()
+        try:
+            if self._data.devices() == {jdev}:
+                jdev = None
+        except Exception:  # tracer
+            jdev = None
+    np_dtype = dtype._np if dtype is not None else self._data.dtype
+    if jdev is None and np_dtype == self._data.dtype and not copy:
+        return self
+    if self._data.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+    out = _apply(_to_copy, (self,), (np_dtype,))
+    if jdev is not None:
+        # TODO(devices): the move happens outside the jitted forward, so gradients flowing back stay on the
+        # target device; fine on single-platform installs, to revisit for mixed CPU/accelerator graphs.
+        out._data = jax.device_put(out._data, jdev)
     return out
+
+
+_LEGACY_TYPES = {f"torch.{v}Tensor": k for k, v in _dtype._SCALAR_TYPE.items()}
+_LEGACY_TYPES.update({f"torchlike.{v}Tensor": k for k, v in _dtype._SCALAR_TYPE.items()})
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``type()``: the legacy type string ('torch.FloatTensor'); ``type(dtype or string)``: a cast."""
+    if dtype is None:
+        return f"torch.{_dtype._SCALAR_TYPE[self.dtype.name]}Tensor"
+    if isinstance(dtype, str):
+        if dtype not in _LEGACY_TYPES:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _LEGACY_TYPES[dtype]
+    return _to(self, _dtype.to_dtype(dtype), non_blocking)
