@@ -49,6 +49,8 @@ def compare_graph(a, b, seen=None):
     if id(b) in seen:
         return
     seen.add(id(b))
+    names = [{x for x in dir(n) if x.startswith("_saved_") and not x.endswith("_sym_strides")} for n in (a, b)]
+    assert names[0] == names[1], (a.name(), names)
     for attr in dir(b):
         if attr.startswith("_saved_") and not attr.endswith("_sym_strides"):
             expected, actual = getattr(b, attr), getattr(a, attr)

@@ -47,6 +47,11 @@ def _dense(t):
     return torch.zeros_like(t) if t._is_zerotensor() else t.resolve_conj().resolve_neg()
 
 
+def saved_names(node):
+    """The node's ``_saved_*`` attribute names (strides left out: torchlike tensors are always contiguous)."""
+    return {a for a in dir(node) if a.startswith("_saved_") and not a.endswith("_sym_strides")}
+
+
 def compare_graph(a, b, check_saved=True, seen=None):
     """The torchlike graph below node a has torch's structure below node b, with the same saved values."""
     seen = set() if seen is None else seen
@@ -58,6 +63,7 @@ def compare_graph(a, b, check_saved=True, seen=None):
         return
     seen.add(id(b))
     if check_saved:
+        assert saved_names(a) == saved_names(b), a.name()
         for attr in dir(b):
             if attr.startswith("_saved_"):
                 expected = getattr(b, attr)
@@ -405,6 +411,38 @@ def test_integer_clamp_promotes():
     for f in (lambda m, i: m.clamp(i, 0.5), lambda m, i: m.clamp(i, 0, 2), lambda m, i: m.clamp_min(i, 1.5),
               lambda m, i: i.clamp(max=m.tensor([1.5, 2.5, 0.5])), lambda m, i: i.clamp_max(2)):
         assert_same(f(tl, tl.tensor([1, 2, 3])), f(torch, torch.tensor([1, 2, 3])))
+
+
+# ----- _saved_* names: exactly torch's (no extra statics such as a _saved_dtype) ----------------------------
+def _nll(m, x):
+    return m.nn.functional.nll_loss(m.log_softmax(x, 1), m.tensor([0, 3, 1]))
+
+
+SAVED_NAMES = {  # torch's node: fn(lib, x, y) whose grad_fn is that node
+    "MulBackward0": lambda m, x, y: x * y, "AddBackward0": lambda m, x, y: x + y,
+    "DivBackward0": lambda m, x, y: x / y, "PowBackward0": lambda m, x, y: x ** 2,
+    "PowBackward1": lambda m, x, y: x ** y, "PowBackward2": lambda m, x, y: 2 ** y,
+    "ExpBackward0": lambda m, x, y: m.exp(x), "SinBackward0": lambda m, x, y: m.sin(x),
+    "ClampBackward1": lambda m, x, y: m.clamp(x, 0.7, 1.5), "WhereBackward0": lambda m, x, y: m.where(x > y, x, y),
+    "SumBackward0": lambda m, x, y: x.sum(), "SumBackward1": lambda m, x, y: x.sum(-1),
+    "MeanBackward1": lambda m, x, y: x.mean((0, -1), keepdim=True), "ViewBackward0": lambda m, x, y: x.view(4, 3),
+    "TransposeBackward0": lambda m, x, y: x.transpose(0, -1),
+    "AddmmBackward0": lambda m, x, y: m.addmm(x[0, :3], x, y.t(), beta=0.5),
+    "NllLossBackward0": lambda m, x, y: _nll(m, x), "LogSoftmaxBackward0": lambda m, x, y: m.log_softmax(x, -1),
+}
+
+
+@pytest.mark.parametrize("name", SAVED_NAMES)
+def test_saved_attribute_names(name):
+    out_tl, out_th = (SAVED_NAMES[name](m, _tensor(m, POS, True), _tensor(m, NONZERO, True)) for m in (tl, torch))
+    node_tl, node_th = out_tl.grad_fn, out_th.grad_fn
+    assert node_tl.name() == node_th.name() == name
+    assert saved_names(node_tl) == saved_names(node_th)
+    assert "_saved_dtype" not in saved_names(node_tl)
+    for attr in saved_names(node_th):  # the non-tensor ones (dims, sizes, scalars) also have torch's values
+        expected = getattr(node_th, attr)
+        if not isinstance(expected, torch.Tensor):
+            assert getattr(node_tl, attr) == expected, attr
 
 
 DOUBLE = {  # second derivatives through create_graph=True: each formula is differentiated again

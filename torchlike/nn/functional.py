@@ -150,10 +150,9 @@ def _nll_backward(grads, self, target, weight, total_weight, reduction, ignore_i
 
 def _nll_entry(node_name):
     entry = OpDef(node_name, _nll_forward, save=("self", "target", "weight", "total_weight"),
-                  nondiff=("target", "weight"), outputs=("result", "total_weight"))
+                  nondiff=("target", "weight"), outputs=("result", "total_weight"),
+                  attrs=("ignore_index", "reduction"), unsigned=("ignore_index",))  # -100 reads 2**64 - 100
     entry.derivative(_nll_backward)
-    # torch shows the int64 ignore_index through an unsigned cast (-100 -> 2**64 - 100)
-    entry.node_cls._saved_ignore_index = property(lambda node: node._statics[1] % 2 ** 64)
     return entry
 
 
@@ -235,7 +234,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 # ----- cross_entropy -----------------------------------------------------------------------------------------
 # torch's C++ composites multiply/divide by Scalars: the Scalar overloads are their own nodes, MulBackward1 and
 # DivBackward1 (Python's `t * 0.5` is MulBackward0 in torch too), saving the scalar as _saved_other.
-@op("MulBackward1", save=())
+@op("MulBackward1", save=(), attrs=("other",))
 def _mul_scalar(self, *, other):
     return self * jnp.asarray(other, self.dtype)
 
@@ -245,7 +244,7 @@ def _(grad, other):
     return grad * other
 
 
-@op("DivBackward1", save=())
+@op("DivBackward1", save=(), attrs=("other",))
 def _div_scalar(self, *, other):
     return self / jnp.asarray(other, self.dtype)
 
@@ -322,7 +321,7 @@ def _cross_entropy_smooth(input, target, weight, red, ignore_index, label_smooth
 
 
 # ----- mse_loss, l1_loss -------------------------------------------------------------------------------------
-@op("MseLossBackward0", save=("self", "target"))
+@op("MseLossBackward0", save=("self", "target"), attrs=("reduction",))
 def _mse(self, target, *, reduction, dtype):
     d = self.astype(dtype) - target.astype(dtype)
     return _reduce(d * d, reduction)
@@ -389,7 +388,7 @@ def _bce_terms(self, target, pos_weight):
 
 
 @op("BinaryCrossEntropyWithLogitsBackward0", save=("self", "target", "weight", "pos_weight"),
-    nondiff=("weight", "pos_weight"))
+    nondiff=("weight", "pos_weight"), attrs=("reduction",))
 def _bce(self, target, weight, pos_weight, *, reduction, dtype):
     log_sig, log_w = _bce_terms(self, target, pos_weight)
     loss = (1 - target) * self - log_w * log_sig

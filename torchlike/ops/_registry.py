@@ -72,7 +72,7 @@ class OpDef:
     """One entry of the op table (see the module docstring)."""
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
-                 tuple_out=None, attrs=None, unsigned=()):
+                 tuple_out=None, attrs=(), unsigned=()):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -103,8 +103,6 @@ class OpDef:
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
         for i, (name, *_) in enumerate(self.saves):
             props["_saved_" + name] = _saved_property(i)
-        if attrs is None:  # legacy: every static and every input size (being replaced by explicit attrs)
-            attrs = self.statics + tuple(f"{self.inputs[i]}_sym_sizes" for i in self.diff)
         for name in attrs:
             props["_saved_" + name] = self._attr_property(name, name in unsigned)
         self.node_cls = type(node_name, (_OpNode,), props)
@@ -206,7 +204,7 @@ class OpDef:
         return compiled
 
 
-def op(node_name, save=None, nondiff=(), outputs=("result",), attrs=None, unsigned=()):
+def op(node_name, save=None, nondiff=(), outputs=("result",), attrs=(), unsigned=()):
     """Decorator declaring a table op from its JAX forward (see the module docstring)."""
     def deco(forward):
         return OpDef(node_name, forward, save=save, nondiff=nondiff, outputs=outputs, attrs=attrs, unsigned=unsigned)

@@ -731,17 +731,17 @@ def _normal_zero_grads(grad, **shapes):
     return tuple(jnp.zeros(shapes[k], grad.dtype) for k in ("mean_shape", "std_shape") if k in shapes)
 
 
-@op("NormalBackward1", save=(), nondiff=("eps",))
+@op("NormalBackward1", save=(), nondiff=("eps",), attrs=("mean_sym_sizes",))
 def _normal_tf(mean, eps, *, std):
     return mean + eps * jnp.asarray(std, mean.dtype)
 
 
-@op("NormalBackward2", save=(), nondiff=("eps",))
+@op("NormalBackward2", save=(), nondiff=("eps",), attrs=("std_sym_sizes",))
 def _normal_ft(std, eps, *, mean):
     return jnp.asarray(mean, std.dtype) + eps * std
 
 
-@op("NormalBackward3", save=(), nondiff=("eps",))
+@op("NormalBackward3", save=(), nondiff=("eps",), attrs=("mean_sym_sizes", "std_sym_sizes"))
 def _normal_tt(mean, std, eps):
     return mean + eps * std
 
@@ -750,9 +750,6 @@ _normal_tf.derivative(lambda grad, mean_shape: _normal_zero_grads(grad, mean_sha
 _normal_ft.derivative(lambda grad, std_shape: _normal_zero_grads(grad, std_shape=std_shape))
 _normal_tt.derivative(lambda grad, mean_shape, std_shape: _normal_zero_grads(grad, mean_shape=mean_shape,
                                                                              std_shape=std_shape))
-for _entry, _hidden in ((_normal_tf, ("std",)), (_normal_ft, ("mean",))):
-    for _name in _hidden:
-        delattr(_entry.node_cls, "_saved_" + _name)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -829,7 +826,7 @@ _methods(new_tensor=_new_tensor, new_zeros=_new_filled(zeros), new_ones=_new_fil
 
 
 # ----- dtype / device casts ---------------------------------------------------------------------------------
-@op("ToCopyBackward0", save=())
+@op("ToCopyBackward0", save=(), attrs=())
 def _to_copy(self, *, dtype):
     if jnp.iscomplexobj(self) and not np.issubdtype(dtype, np.complexfloating):
         self = jnp.real(self)
@@ -840,9 +837,6 @@ def _to_copy(self, *, dtype):
 def _(grad):
     return grad  # the table casts it back to the input's dtype (complex -> real drops the imaginary part)
 
-
-delattr(_to_copy.node_cls, "_saved_dtype")  # torch's ToCopyBackward0 shows no saved attributes
-delattr(_to_copy.node_cls, "_saved_self_sym_sizes")
 
 _TO_SIGNATURES = (
     "\n * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "

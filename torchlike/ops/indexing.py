@@ -25,7 +25,8 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from ..autograd import grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
-from ._util import _methods
+from ._util import _methods, _torch_only_saved
+from .shape import _select, _select_raw, _slice, _slice_raw, _unsqueeze, _alias
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "index_add", "masked_fill", "masked_select",
            "take_along_dim", "nonzero", "argwhere"]
@@ -41,26 +42,6 @@ _CPP_TYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "i
 
 
 # ----- helpers ---------------------------------------------------------------------------------------------
-def _u64(v):
-    """torch shows negative saved ints through uint64 (-1 -> 2**64 - 1)."""
-    return v + (1 << 64) if v < 0 else v
-
-
-def _torch_saved(entry, unsigned=(), hide=(), extra=None):
-    """Make the node class's ``_saved_*`` attributes the ones torch shows: negative ints as uint64, our extra
-    statics / sizes hidden, torch-only views added (``extra``: name -> fget(node, hidden fgets))."""
-    cls = entry.node_cls
-    fgets = {name[7:]: attr.fget for name, attr in list(cls.__dict__.items()) if name.startswith("_saved_")}
-    for name in unsigned:
-        setattr(cls, "_saved_" + name, property(lambda node, f=fgets[name]: _u64(f(node))))
-    for name in hide:
-        if name in fgets:
-            delattr(cls, "_saved_" + name)
-    for name, fget in (extra or {}).items():
-        setattr(cls, "_saved_" + name, property(lambda node, f=fget: f(node, fgets)))
-    return entry
-
-
 def _named(fn, names):
     """``fn(grad, **kw)`` with a signature naming what the op table should pass it (variable-arity ops)."""
     def formula(grad, **kw):
@@ -126,67 +107,7 @@ def _crop(shape):
     return tuple(slice(0, s) for s in shape)
 
 
-# ----- basic indexing: select / slice / unsqueeze / alias --------------------------------------------------
-def _select_raw(a, dim, index):
-    return jax.lax.index_in_dim(a, index % a.shape[dim], dim, keepdims=False)
-
-
-def _slice_bounds(size, start, end, step):
-    s, e, _ = slice(start, end, step).indices(size)
-    return s, max(e, s)
-
-
-def _slice_raw(a, dim, start, end, step):
-    s, e = _slice_bounds(a.shape[dim], start, end, step)
-    return jax.lax.slice_in_dim(a, s, e, step, dim)
-
-
-@op("SelectBackward0", save=())
-def _select(self, *, dim, index):
-    return _select_raw(self, dim, index)
-
-
-@_select.derivative
-def _(grad, self_shape, dim, index):
-    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (index,)].set(grad)
-
-
-@op("SliceBackward0", save=())
-def _slice(self, *, dim, start, end, step):
-    return _slice_raw(self, dim, start, end, step)
-
-
-@_slice.derivative
-def _(grad, self_shape, dim, start, end, step):
-    s, e = _slice_bounds(self_shape[dim], start, end, step)
-    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (slice(s, e, step),)].set(grad)
-
-
-@op("UnsqueezeBackward0", save=())
-def _unsqueeze(self, *, dim):
-    return jnp.expand_dims(self, dim)
-
-
-@_unsqueeze.derivative
-def _(grad, dim):
-    return jnp.squeeze(grad, dim)
-
-
-@op("AliasBackward0", save=())
-def _alias(self):
-    return self
-
-
-@_alias.derivative
-def _(grad):
-    return grad
-
-
-_torch_saved(_select, unsigned=("index",))
-_torch_saved(_slice, unsigned=("start", "end"))
-_torch_saved(_unsqueeze, hide=("self_sym_sizes",))
-_torch_saved(_alias, hide=("self_sym_sizes",))
-
+# ----- basic indexing: select / slice / unsqueeze / alias (shape.py's view ops) ----------------------------
 _STEP_FNS = {"select": _select_raw, "slice": _slice_raw, "unsqueeze": jnp.expand_dims}
 _STEP_OPS = {"select": _select, "slice": _slice, "unsqueeze": _unsqueeze}
 
@@ -215,14 +136,16 @@ def _index_bwd(grad, self_shape, spec, **kw):
     return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
 
 
-def _saved_indices(node, fgets):
-    """torch's ``_saved_indices``: the index tensors, None for the dims indexed by ``:``."""
-    k = iter(range(len(node._statics[-1])))
-    return tuple(None if s is None else fgets[f"i{next(k)}"](node) for s in node._statics[-1])
+def _show_indices(entry, n, listed):
+    """torch saves the index tensors as one list: ``_saved_indices`` (None for dims indexed by ``:``) where
+    ``listed``, and no ``_saved_i<k>`` of the inputs the table saved one by one."""
+    names = tuple(f"i{k}" for k in range(n))
+    spec = entry.statics.index("spec")
 
-
-def _hidden(n, *more):
-    return tuple(f"i{k}" for k in range(n)) + more
+    def indices(node, saved):
+        it = iter(saved[name] for name in names)
+        return tuple(None if s is None else next(it) for s in node._statics[spec])
+    _torch_only_saved(entry, names, **({"indices": indices} if listed else {}))
 
 
 _index_ops = {}
@@ -234,9 +157,9 @@ def _index_op(n):
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         entry = OpDef("IndexBackward0", _index_fwd, save=names, nondiff=names, inputs=("self",) + names,
-                      statics=("spec",))
+                      statics=("spec",), attrs=("self_sym_sizes",))
         entry.derivative(_named(_index_bwd, ("self_shape", "spec") + names))
-        _torch_saved(entry, hide=_hidden(n, "spec"), extra={"indices": _saved_indices})
+        _show_indices(entry, n, True)
         _index_ops[n] = entry
     return entry
 
@@ -461,7 +384,7 @@ def _positions(shape, steps, spec, indices):
     return pos[_adv_key(indices, spec)] if spec else pos
 
 
-def _setitem_fwd(self, values, *indices, steps, spec):
+def _setitem_fwd(self, values, *indices, steps, spec, accumulate):  # accumulate: always False (index_put_'s flag)
     sel = _positions(self.shape, steps, spec, indices)
     v = jnp.broadcast_to(values.astype(self.dtype), sel.shape)
     return self.reshape(-1).at[sel.reshape(-1)].set(v.reshape(-1)).reshape(self.shape)
@@ -481,12 +404,11 @@ def _setitem_op(name, n):
     entry = _setitem_ops.get((name, n))
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
+        index_put = name == "IndexPutBackward0"
         entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
-                      statics=("steps", "spec"))
+                      statics=("steps", "spec", "accumulate"), attrs=("accumulate",) if index_put else ())
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "spec") + names))
-        extra = {"accumulate": lambda node, f: False, "indices": _saved_indices} \
-            if name == "IndexPutBackward0" else None
-        _torch_saved(entry, hide=_hidden(n, "steps", "spec", "self_sym_sizes", "values_sym_sizes"), extra=extra)
+        _show_indices(entry, n, index_put)
         _setitem_ops[(name, n)] = entry
     return entry
 
@@ -545,11 +467,11 @@ def _setitem(self, index, value):
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
-    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (tuple(steps), spec))
+    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (tuple(steps), spec, False))
 
 
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------
-@op("IndexSelectBackward0", save=("index",), nondiff=("index",))
+@op("IndexSelectBackward0", save=("index",), nondiff=("index",), attrs=("dim", "self_sym_sizes"), unsigned=("dim",))
 def _index_select(self, index, *, dim):
     return jnp.take(self, index.reshape(-1), axis=dim)
 
@@ -571,7 +493,7 @@ def index_select(input, dim, index):
     return _apply(_index_select, (input, index), (dim,))
 
 
-@op("GatherBackward0", save=("self", "index"), nondiff=("index",))
+@op("GatherBackward0", save=("self", "index"), nondiff=("index",), attrs=("dim", "sparse_grad"), unsigned=("dim",))
 def _gather(self, index, *, dim, sparse_grad):
     if self.ndim == 0:
         return jnp.broadcast_to(self, index.shape)
@@ -646,7 +568,7 @@ def _wrap_negative(index, size, shape):
 
 
 # ----- scatter / scatter_add / index_add -------------------------------------------------------------------
-@op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",))
+@op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_add(self, index, src, *, dim):
     return self.at[_grid(index, dim)].add(src[_crop(index.shape)])
 
@@ -658,7 +580,7 @@ def _(grad, index, src_shape, dim):
     return grad, jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[_grid(index, dim)])
 
 
-@op("ScatterBackward0", save=("index",), nondiff=("index",))
+@op("ScatterBackward0", save=("index",), nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_src(self, index, src, *, dim):
     return self.at[_grid(index, dim)].set(src[_crop(index.shape)])
 
@@ -669,7 +591,7 @@ def _(grad, index, src_shape, dim):
     return grad.at[key].set(0), jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[key])
 
 
-@op("ScatterBackward1", save=("index",), nondiff=("index", "value"))
+@op("ScatterBackward1", save=("index",), nondiff=("index", "value"), attrs=("dim",), unsigned=("dim",))
 def _scatter_value(self, index, value, *, dim):
     return self.at[_grid(index, dim)].set(value.astype(self.dtype))
 
@@ -722,7 +644,8 @@ def _scatter_add_(self, dim, index, src):
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
 
 
-@op("IndexAddBackward0", save={"index": ("source",), "source": ("source",)}, nondiff=("index",))
+@op("IndexAddBackward0", save={"index": ("source",), "source": ("source",)}, nondiff=("index",),
+    attrs=("alpha", "dim", "source_dim"), unsigned=("dim",))
 def _index_add(self, index, source, *, dim, alpha, source_dim):
     dim %= max(self.ndim, 1)
     src = source if source.ndim == self.ndim else source.reshape(source.shape[:dim] + (1,) + source.shape[dim:])
@@ -775,7 +698,7 @@ def _index_add_(self, dim, index, source, *, alpha=1):
 
 
 # ----- masked_fill / masked_select -------------------------------------------------------------------------
-@op("MaskedFillBackward0", save=("mask",), nondiff=("mask", "value"))
+@op("MaskedFillBackward0", save=("mask",), nondiff=("mask", "value"), attrs=())
 def _masked_fill(self, mask, value):
     return jnp.where(mask, value.astype(self.dtype), self)
 
@@ -785,7 +708,7 @@ def _(grad, mask):
     return jnp.where(mask, jnp.zeros((), grad.dtype), grad)
 
 
-@op("MaskedFillBackward1", save=("mask",), nondiff=("mask",))
+@op("MaskedFillBackward1", save=("mask",), nondiff=("mask",), attrs=())
 def _masked_fill_t(self, mask, value):
     return jnp.where(mask, value.astype(self.dtype), self)
 
@@ -825,7 +748,7 @@ def _masked_fill_(self, mask, value):
     return _apply_inplace(entry, self, (self, mask, value), ())
 
 
-@op("MaskedSelectBackward0", save=("mask", "self"), nondiff=("mask",))
+@op("MaskedSelectBackward0", save=("mask", "self"), nondiff=("mask",), attrs=())
 def _masked_select(self, mask, *, count):
     shape = jnp.broadcast_shapes(self.shape, mask.shape)
     return jnp.broadcast_to(self, shape)[jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)]
@@ -845,13 +768,6 @@ def masked_select(input, mask):
     shape = _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
     count = int(np.count_nonzero(np.broadcast_to(_host(mask), shape)))
     return _apply(_masked_select, (input, mask), (count,))
-
-
-for _entry in (_gather, _scatter_add, _scatter_src, _scatter_value, _index_add, _masked_fill, _masked_fill_t,
-               _masked_select):
-    _torch_saved(_entry, hide=("self_sym_sizes", "src_sym_sizes", "source_sym_sizes", "value_sym_sizes", "count"))
-for _entry in (_index_select, _gather, _scatter_add, _scatter_src, _scatter_value, _index_add):
-    _torch_saved(_entry, unsigned=("dim",))
 
 
 # ----- nonzero ---------------------------------------------------------------------------------------------

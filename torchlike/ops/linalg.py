@@ -49,7 +49,7 @@ def _conj_t(a):
 
 
 # ----- mm, bmm, dot, mv: one node each -------------------------------------------------------------------
-@op("MmBackward0", save={"self": ("mat2",), "mat2": ("self",)})
+@op("MmBackward0", save={"self": ("mat2",), "mat2": ("self",)}, attrs=("mat2_sym_sizes", "self_sym_sizes"))
 def _mm(self, mat2):
     return self @ mat2
 
@@ -79,7 +79,7 @@ def mm(input, mat2):
     return _apply(_mm, (input, mat2), ())
 
 
-@op("BmmBackward0", save={"self": ("mat2",), "mat2": ("self",)})
+@op("BmmBackward0", save={"self": ("mat2",), "mat2": ("self",)}, attrs=())
 def _bmm(self, mat2):
     return jnp.matmul(self, mat2)
 
@@ -106,7 +106,7 @@ def bmm(input, mat2):
     return _apply(_bmm, (input, mat2), ())
 
 
-@op("DotBackward0", save={"self": ("tensor",), "tensor": ("self",)})
+@op("DotBackward0", save={"self": ("tensor",), "tensor": ("self",)}, attrs=())
 def _dot(self, tensor):
     return jnp.sum(self * tensor)  # torch.dot does not conjugate (that is vdot)
 
@@ -132,7 +132,7 @@ def dot(input, tensor):
     return _apply(_dot, (input, tensor), ())
 
 
-@op("MvBackward0", save={"self": ("vec",), "vec": ("self",)})
+@op("MvBackward0", save={"self": ("vec",), "vec": ("self",)}, attrs=())
 def _mv(self, vec):
     return self @ vec
 
@@ -161,7 +161,7 @@ def mv(input, vec):
 
 
 # ----- matmul ----------------------------------------------------------------------------------------------
-def _matmul_fwd(self, other):
+def _matmul_fwd(self, other, **_saved):  # statics: only the node's _saved_* (see _matmul_entry)
     return jnp.matmul(self, other)
 
 
@@ -180,13 +180,12 @@ def _matmul_bwd(grad, self, other, self_shape, other_shape):
     return ga, gb
 
 
-def _matmul_entry(node_name, **saved):
-    """A matmul table entry named like torch's last node; ``saved``: that node's _saved_* from the input shapes."""
-    entry = OpDef(node_name, _matmul_fwd, save={"self": ("other",), "other": ("self",)})
+def _matmul_entry(node_name, attrs=(), unsigned=()):
+    """A matmul table entry named like torch's last node. Its statics ``attrs`` are that node's non-tensor
+    _saved_* (sizes of torch's intermediate tensors, computed from the input shapes by the caller)."""
+    entry = OpDef(node_name, _matmul_fwd, save={"self": ("other",), "other": ("self",)}, inputs=("self", "other"),
+                  statics=attrs, attrs=attrs, unsigned=unsigned)
     entry.derivative(_matmul_bwd)
-    for name, fn in saved.items():
-        setattr(entry.node_cls, "_saved_" + name,
-                property(lambda node, fn=fn: fn(tuple(node._in_meta[0].shape), tuple(node._in_meta[1].shape))))
     return entry
 
 
@@ -204,13 +203,11 @@ def _bmm_sizes(a, b):
 
 
 # One entry per name torch gives the last node of its matmul chain (see the module docstring).
-_matmul_squeeze = _matmul_entry("SqueezeBackward4", dim=lambda a, b: 0,  # 1-D @ 2-D: unsqueeze(0), mm, squeeze_(0)
-                                self_sym_sizes=lambda a, b: (1, b[-1]))
-_matmul_fold = _matmul_entry("UnsafeViewBackward0", self_sym_sizes=_folded_sizes)  # folded mm/mv, _unsafe_view
-_matmul_bmm = _matmul_entry("UnsafeViewBackward0", self_sym_sizes=_bmm_sizes)      # broadcast bmm, _unsafe_view
+_matmul_squeeze = _matmul_entry("SqueezeBackward4", ("dim", "self_sym_sizes"))  # 1-D @ 2-D: unsqueeze, mm, squeeze_
+_matmul_view = _matmul_entry("UnsafeViewBackward0", ("self_sym_sizes",))  # folded mm/mv or broadcast bmm, _unsafe_view
 _matmul_clone = _matmul_entry("CloneBackward0")  # 2-D @ N-D folded: mm of other.mT, then .mT.contiguous()
-_matmul_transpose = _matmul_entry("TransposeBackward0",  # same, when the transposed result is already contiguous
-                                  dim0=lambda a, b: 2 ** 64 - 2, dim1=lambda a, b: 2 ** 64 - 1)  # -2, -1 as uint64
+_matmul_transpose = _matmul_entry("TransposeBackward0", ("dim0", "dim1"),  # same, when result.mT is contiguous
+                                  unsigned=("dim0", "dim1"))
 
 
 def _should_fold(sa, sb, rga, rgb):
@@ -254,29 +251,30 @@ def matmul(input, other):
         return mm(input, other)
     if d1 == 1 and d2 == 2:
         _check_mm((1, input.shape[0]), other.shape, input, other)
-        return _apply(_matmul_squeeze, (input, other), ())
-    return _apply(_batched_entry(input, other, tuple(input.shape), tuple(other.shape)), (input, other), ())
+        return _apply(_matmul_squeeze, (input, other), (0, (1, other.shape[-1])))
+    return _apply(*_batched_entry(input, other, tuple(input.shape), tuple(other.shape)))
 
 
 def _batched_entry(input, other, sa, sb):
-    """Check and pick the table entry for a matmul with an operand of 3+ dims, as torch sees shapes sa @ sb."""
+    """Check a matmul with an operand of 3+ dims, as torch sees shapes sa @ sb: (table entry, inputs, statics)."""
+    args, shapes = (input, other), (tuple(input.shape), tuple(other.shape))
     d1, d2 = len(sa), len(sb)
     rga, rgb = input._requires_grad, other._requires_grad
     if _should_fold(sa, sb, rga, rgb):
         if d1 >= d2:
             t1, t2, a, b = sa, sb, input, other
-            entry = _matmul_fold
+            entry, statics = _matmul_view, (_folded_sizes(*shapes),)
         else:  # torch folds other.mT and multiplies it by input.t()
             t1, t2, a, b = sb[:-2] + sb[:-3:-1], sa[::-1], other, input
             contiguous = sa[0] == 1 or sb[-1] == 1 or math.prod(sb) == 0  # is result.mT already contiguous?
-            entry = _matmul_transpose if contiguous else _matmul_clone
+            entry, statics = (_matmul_transpose, (-2, -1)) if contiguous else (_matmul_clone, ())
         folded = (math.prod(t1[:-1]), t1[-1])
         if len(t2) == 2:
             _check_mm(folded, t2, a, b)
         else:
             _check_mv(folded, t2, a, b)
-            entry = _matmul_fold
-        return entry
+            entry, statics = _matmul_view, (_folded_sizes(*shapes),)
+        return entry, args, statics
     if d1 == 3 and d2 == 3 and sa[0] != sb[0]:  # torch squeezes a batch of 1 that requires grad, then folds
         if sa[0] == 1 and rga:
             return _batched_entry(input, other, sa[1:], sb)
@@ -287,7 +285,7 @@ def _batched_entry(input, other, sa, sb):
     m2, p = (sb[-2] if d2 > 1 else sb[0]), (sb[-1] if d2 > 1 else 1)
     nb = math.prod(_broadcast_batch(sa[:-2], sb[:-2]))
     _check_bmm((nb, n, m1), (nb, m2, p), input, other)
-    return _matmul_bmm
+    return _matmul_view, args, (_bmm_sizes(*shapes),)
 
 
 def _matmul_method(self, other):
@@ -316,7 +314,8 @@ def _conj_scalar(s):
     return s.conjugate() if isinstance(s, complex) else s
 
 
-@op("AddmmBackward0", save={"mat1": ("mat2",), "mat2": ("mat1",)})
+@op("AddmmBackward0", save={"mat1": ("mat2",), "mat2": ("mat1",)},
+    attrs=("alpha", "beta", "mat1_sym_sizes", "mat2_sym_sizes"))
 def _addmm(self, mat1, mat2, *, beta, alpha):
     out = _scaled(jnp.matmul(mat1, mat2), alpha)
     if beta == 0:  # torch ignores self (even NaN/inf in it) when beta is 0
@@ -332,7 +331,7 @@ def _(grad, mat1, mat2, beta, alpha):
             _conj_t(mat1) @ g if mat1 is not None else None)
 
 
-@op("BaddbmmBackward0", save={"batch1": ("batch2",), "batch2": ("batch1",)})
+@op("BaddbmmBackward0", save={"batch1": ("batch2",), "batch2": ("batch1",)}, attrs=("alpha", "beta"))
 def _baddbmm(self, batch1, batch2, *, beta, alpha):
     return _addmm.forward(self, batch1, batch2, beta=beta, alpha=alpha)
 
@@ -396,7 +395,7 @@ def _einsum_entry(node_name, n):
     entry = _einsum_entries.get((node_name, n))
     if entry is None:
         entry = OpDef(node_name, _einsum_fwd, inputs=tuple(f"operand{i}" for i in range(n)),
-                      statics=("equation", "dtype"))
+                      statics=("equation", "dtype"), attrs=())
         _einsum_entries[(node_name, n)] = entry
     return entry
 

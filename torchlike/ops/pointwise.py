@@ -18,6 +18,8 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
+from ._util import _torch_only_saved
+from .shape import _select
 
 __all__ = ["neg", "negative", "positive", "abs", "absolute", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
            "sqrt", "rsqrt", "square", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh",
@@ -80,21 +82,20 @@ def _wrap_scalar(x):
     raise TypeError(f"unsupported operand type: {type(x).__name__}")
 
 
-def _entry(node_name, save, forward, derivative, **kw):
-    """A table entry from a forward and a derivative given inline (for the one-line formulas)."""
-    entry = OpDef(node_name, forward, save=save, **kw)
+def _entry(node_name, save, forward, derivative, attrs=(), **kw):
+    """A table entry from a forward and a derivative given inline (for the one-line formulas); ``attrs``: the
+    non-tensor ``_saved_*`` torch shows (none for most of them)."""
+    entry = OpDef(node_name, forward, save=save, attrs=attrs, **kw)
     entry.derivative(derivative)
     return entry
 
 
 def _saved_number(entry, name):
-    """Make ``_saved_<name>`` return the Python number that was wrapped (torch saves a Scalar there)."""
-    tensor_prop = getattr(entry.node_cls, "_saved_" + name)
-
-    def get(node):
-        v = tensor_prop.fget(node)
+    """``_saved_<name>`` is the Python number of the wrapped scalar input (torch saves a Scalar there)."""
+    def number(node, saved):
+        v = saved[name]
         return v.item() if isinstance(v, Tensor) else v
-    setattr(entry.node_cls, "_saved_" + name, property(get))
+    _torch_only_saved(entry, (name,), **{name: number})
 
 
 def _broadcast_shape(a, b):
@@ -166,7 +167,7 @@ def _unary(name, entry, kind="float", method=True, inplace=True):
     return fn
 
 
-@op("NegBackward0", save=())
+@op("NegBackward0", save=(), attrs=())
 def _neg(self):
     return -self
 
@@ -176,7 +177,7 @@ def _(grad):
     return -grad
 
 
-@op("AbsBackward0", save=("self",))
+@op("AbsBackward0", save=("self",), attrs=())
 def _abs(self):
     return self if self.dtype == bool else jnp.abs(self)
 
@@ -189,7 +190,7 @@ def _(grad, self):
     return grad * jnp.sign(self)
 
 
-@op("ExpBackward0", save=("result",))
+@op("ExpBackward0", save=("result",), attrs=())
 def _exp(self):
     return jnp.exp(self)
 
@@ -199,7 +200,7 @@ def _(grad, result):
     return grad * jnp.conj(result)
 
 
-@op("LogBackward0", save=("self",))
+@op("LogBackward0", save=("self",), attrs=())
 def _log(self):
     return jnp.log(self)
 
@@ -209,7 +210,7 @@ def _(grad, self):
     return grad / jnp.conj(self)
 
 
-@op("SqrtBackward0", save=("result",))
+@op("SqrtBackward0", save=("result",), attrs=())
 def _sqrt(self):
     return jnp.sqrt(self)
 
@@ -219,7 +220,7 @@ def _(grad, result):
     return grad / (2 * jnp.conj(result))
 
 
-@op("SinBackward0", save=("self",))
+@op("SinBackward0", save=("self",), attrs=())
 def _sin(self):
     return jnp.sin(self)
 
@@ -229,7 +230,7 @@ def _(grad, self):
     return grad * jnp.conj(jnp.cos(self))
 
 
-@op("CosBackward0", save=("self",))
+@op("CosBackward0", save=("self",), attrs=())
 def _cos(self):
     return jnp.cos(self)
 
@@ -239,7 +240,7 @@ def _(grad, self):
     return -grad * jnp.conj(jnp.sin(self))
 
 
-@op("TanhBackward0", save=("result",))
+@op("TanhBackward0", save=("result",), attrs=())
 def _tanh(self):
     return jnp.tanh(self)
 
@@ -249,7 +250,7 @@ def _(grad, result):
     return grad * jnp.conj(1 - result * result)
 
 
-@op("SigmoidBackward0", save=("result",))
+@op("SigmoidBackward0", save=("result",), attrs=())
 def _sigmoid(self):
     return jax.nn.sigmoid(self)
 
@@ -259,7 +260,7 @@ def _(grad, result):
     return grad * jnp.conj(result * (1 - result))
 
 
-@op("ReluBackward0", save=("result",))
+@op("ReluBackward0", save=("result",), attrs=())
 def _relu(self):
     return jnp.maximum(self, jnp.zeros((), self.dtype))
 
@@ -474,7 +475,7 @@ def round(input, *, decimals=0):  # noqa: A001 - torch's name
     return _apply(_round_decimals, (input,), (decimals,))
 
 
-@op("RoundBackward1", save=())
+@op("RoundBackward1", save=(), attrs=())
 def _round_decimals(self, *, decimals):
     return jnp.round(self, decimals)
 
@@ -535,7 +536,7 @@ resolve_neg = resolve_conj
 
 # real / imag: torch builds select(view_as_real(z), -1, i) (SelectBackward0 over ViewAsRealBackward0).
 # Unlike torch they are copies, not views: writing into z.real does not change z.
-@op("ViewAsRealBackward0", save=())
+@op("ViewAsRealBackward0", save=(), attrs=())
 def _view_as_real(self):
     return jnp.stack([jnp.real(self), jnp.imag(self)], axis=-1)
 
@@ -543,16 +544,6 @@ def _view_as_real(self):
 @_view_as_real.derivative
 def _(grad):
     return jax.lax.complex(grad[..., 0], grad[..., 1])
-
-
-@op("SelectBackward0", save=())
-def _select(self, *, dim, index):
-    return jnp.take(self, index, axis=dim)
-
-
-@_select.derivative
-def _(grad, self_shape, dim, index):
-    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (index,)].set(grad)
 
 
 def _complex_part(input, index):
@@ -586,7 +577,7 @@ Tensor.conj_physical_ = lambda self: _apply_inplace(_conj_physical, self, (self,
 
 
 # ----- activations with parameters ----------------------------------------------------------------------
-@op("GeluBackward0", save=("self",))
+@op("GeluBackward0", save=("self",), attrs=("approximate",))
 def _gelu(self, *, approximate):
     return jax.nn.gelu(self, approximate=approximate == "tanh")
 
@@ -611,7 +602,7 @@ def gelu(input, approximate="none"):
     return _apply(_gelu, (input,), (approximate,))
 
 
-@op("SoftplusBackward0", save=("self",))
+@op("SoftplusBackward0", save=("self",), attrs=("beta", "threshold"))
 def _softplus(self, *, beta, threshold):
     bx = self * beta
     return jnp.where(bx > threshold, self, jnp.log1p(jnp.exp(bx)) / beta)
@@ -628,7 +619,7 @@ def softplus(input, beta=1, threshold=20):
     return _apply(_softplus, (input,), (beta, threshold))
 
 
-@op("LeakyReluBackward0", save=("self",))
+@op("LeakyReluBackward0", save=("self",), attrs=("negative_slope",))
 def _leaky_relu(self, *, negative_slope):
     return jnp.where(self > 0, self, self * negative_slope)
 
@@ -640,7 +631,8 @@ def _(grad, self, negative_slope):
 
 _leaky_relu_inplace = _entry(  # torch's in-place variant saves the result instead of the input
     "LeakyReluBackward1", ("result",), _leaky_relu.forward,
-    lambda grad, result, negative_slope: jnp.where(result > 0, grad, grad * negative_slope))
+    lambda grad, result, negative_slope: jnp.where(result > 0, grad, grad * negative_slope),
+    attrs=("negative_slope",))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -650,7 +642,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _apply(_leaky_relu, (input,), (negative_slope,))
 
 
-@op("HardtanhBackward0", save=("self",))
+@op("HardtanhBackward0", save=("self",), attrs=("max_val", "min_val"))
 def _hardtanh(self, *, min_val, max_val):
     return jnp.minimum(jnp.maximum(self, jnp.asarray(min_val, self.dtype)), jnp.asarray(max_val, self.dtype))
 
@@ -676,7 +668,7 @@ def _elu_forward(self, *, alpha, scale, input_scale):
     return jnp.where(self > 0, self * scale, jnp.expm1(self * input_scale) * (alpha * scale))
 
 
-@op("EluBackward0", save=("self",))
+@op("EluBackward0", save=("self",), attrs=("alpha", "input_scale", "scale"))
 def _elu(self, *, alpha, scale, input_scale):
     return _elu_forward(self, alpha=alpha, scale=scale, input_scale=input_scale)
 
@@ -689,7 +681,8 @@ def _(grad, self, alpha, scale, input_scale):
 _elu_inplace = _entry(  # in place: the formula in terms of the result
     "EluBackward1", ("result",), _elu_forward,
     lambda grad, result, alpha, scale, input_scale: jnp.where(
-        result > 0, grad * scale, grad * input_scale * (result + alpha * scale)))
+        result > 0, grad * scale, grad * input_scale * (result + alpha * scale)),
+    attrs=("alpha", "input_scale", "scale"))
 
 
 def elu(input, alpha=1.0, inplace=False, *, _scale=1, _input_scale=1):
@@ -707,7 +700,7 @@ def selu(input, inplace=False):
     return elu(input, _SELU_ALPHA, inplace, _scale=_SELU_SCALE)
 
 
-@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"))
+@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), attrs=())
 def _logsigmoid(self):
     buffer = jnp.exp(-jnp.abs(self))
     return jnp.minimum(self, 0) - jnp.log1p(buffer), buffer
@@ -804,7 +797,7 @@ def _scaled(x, dtype, alpha):
     return x if alpha == 1 else x * alpha
 
 
-@op("AddBackward0", save=())
+@op("AddBackward0", save=(), attrs=("alpha",))
 def _add(self, other, *, dtype, alpha):
     return self.astype(dtype) + _scaled(other, dtype, alpha)
 
@@ -814,7 +807,7 @@ def _(grad, alpha):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
-@op("SubBackward0", save=())
+@op("SubBackward0", save=(), attrs=("alpha",))
 def _sub(self, other, *, dtype, alpha):
     return self.astype(dtype) - _scaled(other, dtype, alpha)
 
@@ -828,11 +821,12 @@ def _rsub_forward(self, other, *, dtype, alpha):
     return other.astype(dtype) - _scaled(self, dtype, alpha)
 
 
-_rsub_tensor = _entry("RsubBackward0", (), _rsub_forward, lambda grad, alpha: (-grad * alpha, grad))
-_rsub_scalar = _entry("RsubBackward1", (), _rsub_forward, lambda grad, alpha: -grad * alpha, nondiff=("other",))
+_rsub_tensor = _entry("RsubBackward0", (), _rsub_forward, lambda grad, alpha: (-grad * alpha, grad), attrs=("alpha",))
+_rsub_scalar = _entry("RsubBackward1", (), _rsub_forward, lambda grad, alpha: -grad * alpha, attrs=("alpha",),
+                      nondiff=("other",))
 
 
-@op("MulBackward0", save={"self": ("other",), "other": ("self",)})
+@op("MulBackward0", save={"self": ("other",), "other": ("self",)}, attrs=())
 def _mul(self, other, *, dtype):
     return self.astype(dtype) * other.astype(dtype)
 
@@ -844,7 +838,7 @@ def _(grad, self, other, dtype):
     return ga, gb
 
 
-@op("DivBackward0", save={"self": ("other",), "other": ("self", "other")})
+@op("DivBackward0", save={"self": ("other",), "other": ("self", "other")}, attrs=())
 def _div(self, other, *, dtype):
     return self.astype(dtype) / other.astype(dtype)
 
@@ -857,7 +851,7 @@ def _(grad, self, other, dtype):
     return ga, gb
 
 
-@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")})
+@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",))
 def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
@@ -890,7 +884,7 @@ _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.re
     self.astype(dtype), other.astype(dtype)))
 
 
-@op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",))
+@op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",), attrs=())
 def _pow_scalar(self, exponent, *, dtype):
     return jnp.power(self.astype(dtype), exponent.astype(dtype))
 
@@ -907,7 +901,7 @@ def _exponent_grad(grad, x, e, result):
     return grad * jnp.conj(jnp.where((x == 0) & e_nonneg, 0, result * jnp.log(x)))
 
 
-@op("PowBackward1", save=("self", "exponent", "result"))
+@op("PowBackward1", save=("self", "exponent", "result"), attrs=())
 def _pow(self, exponent, *, dtype):
     return jnp.power(self.astype(dtype), exponent.astype(dtype))
 
@@ -919,7 +913,7 @@ def _(grad, self, exponent, result, dtype):
     return gx, _exponent_grad(grad, x, e, result)
 
 
-@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",))
+@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=())
 def _rpow(self, exponent, *, dtype):
     return jnp.power(self.astype(dtype), exponent.astype(dtype))
 
@@ -933,7 +927,7 @@ _saved_number(_pow_scalar, "exponent")
 _saved_number(_rpow, "self")
 
 
-@op("MaximumBackward0", save=("self", "other"))
+@op("MaximumBackward0", save=("self", "other"), attrs=())
 def _maximum(self, other, *, dtype):
     return jnp.maximum(self.astype(dtype), other.astype(dtype))
 
@@ -944,7 +938,7 @@ def _(grad, self, other):
     return jnp.where(self < other, 0, g), jnp.where(self > other, 0, g)
 
 
-@op("MinimumBackward0", save=("self", "other"))
+@op("MinimumBackward0", save=("self", "other"), attrs=())
 def _minimum(self, other, *, dtype):
     return jnp.minimum(self.astype(dtype), other.astype(dtype))
 
@@ -955,7 +949,7 @@ def _(grad, self, other):
     return jnp.where(self > other, 0, g), jnp.where(self < other, 0, g)
 
 
-@op("Atan2Backward0", save=("self", "other"))
+@op("Atan2Backward0", save=("self", "other"), attrs=())
 def _atan2(self, other, *, dtype):
     return jnp.arctan2(self.astype(dtype), other.astype(dtype))
 
@@ -968,7 +962,7 @@ def _(grad, self, other, dtype):
     return grad * y * r, -grad * x * r
 
 
-@op("HypotBackward0", save={"self": ("self",), "other": ("other",), "result": ()})
+@op("HypotBackward0", save={"self": ("self",), "other": ("other",), "result": ()}, attrs=())
 def _hypot(self, other, *, dtype):
     return jnp.hypot(self.astype(dtype), other.astype(dtype))
 
@@ -979,7 +973,7 @@ def _(grad, self, other, result, dtype):
             grad * other.astype(dtype) / result if other is not None else None)
 
 
-@op("LogaddexpBackward0", save=("self", "other"))
+@op("LogaddexpBackward0", save=("self", "other"), attrs=())
 def _logaddexp(self, other, *, dtype):
     return jnp.logaddexp(self.astype(dtype), other.astype(dtype))
 
@@ -1244,7 +1238,8 @@ def _lerp_(self, end, weight):
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
-@op("AddcmulBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1",), "value": ()}, nondiff=("value",))
+@op("AddcmulBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1",), "value": ()}, nondiff=("value",),
+    attrs=())
 def _addcmul(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) * tensor2.astype(dtype)
 
@@ -1258,7 +1253,7 @@ def _(grad, tensor1, tensor2, value, dtype):
 
 
 @op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2"), "value": ()},
-    nondiff=("value",))
+    nondiff=("value",), attrs=())
 def _addcdiv(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) / tensor2.astype(dtype)
 
@@ -1318,7 +1313,7 @@ def _bound(v, dtype):
     return None if v is None else jnp.asarray(v, dtype)
 
 
-@op("ClampBackward1", save=("self",))
+@op("ClampBackward1", save=("self",), attrs=("max", "min"))
 def _clamp_scalar(self, *, min, max, dtype):  # noqa: A002
     out = self.astype(dtype)
     if min is not None:
@@ -1338,7 +1333,7 @@ def _(grad, self, min, max):  # noqa: A002
     return jnp.where(keep, grad, 0)
 
 
-@op("ClampMinBackward0", save=("self",))
+@op("ClampMinBackward0", save=("self",), attrs=("min",))
 def _clamp_min(self, *, min, dtype):  # noqa: A002
     return jnp.maximum(self.astype(dtype), _bound(min, dtype))
 
@@ -1348,7 +1343,7 @@ def _(grad, self, min):  # noqa: A002
     return jnp.where(self >= min, grad, 0)
 
 
-@op("ClampMaxBackward0", save=("self",))
+@op("ClampMaxBackward0", save=("self",), attrs=("max",))
 def _clamp_max(self, *, max, dtype):  # noqa: A002
     return jnp.minimum(self.astype(dtype), _bound(max, dtype))
 
@@ -1358,7 +1353,7 @@ def _(grad, self, max):  # noqa: A002
     return jnp.where(self <= max, grad, 0)
 
 
-@op("ClampBackward0", save=("self", "min", "max"))
+@op("ClampBackward0", save=("self", "min", "max"), attrs=())
 def _clamp_tensor(self, min, max, *, dtype):  # noqa: A002
     out = self.astype(dtype)
     if min is not None:
@@ -1467,7 +1462,7 @@ Tensor.clamp_min_ = _clamp_one_(_clamp_min, _clamp_min_tensor)
 Tensor.clamp_max_ = _clamp_one_(_clamp_max, _clamp_max_tensor)
 
 
-@op("WhereBackward0", save=("condition",), nondiff=("condition",))
+@op("WhereBackward0", save=("condition",), nondiff=("condition",), attrs=())
 def _where(condition, self, other, *, dtype):
     return jnp.where(condition, self.astype(dtype), other.astype(dtype))
 
@@ -1512,7 +1507,7 @@ def _is_operand(x):
 def _cmp(name, jfn):
     def fwd(a, b, *, dtype):
         return jfn(a.astype(dtype), b.astype(dtype))
-    entry = OpDef(name, fwd, save=(), nondiff=("a", "b"))
+    entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=())
 
     def fn(input, other):
         return _binary(entry, input, other)

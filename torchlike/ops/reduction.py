@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim, _type_string
 from ._registry import op, _apply
-from ._util import _methods
+from ._util import _check_unique, _methods
 from .pointwise import maximum, minimum, _to_float
 
 __all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "var", "std", "logsumexp", "softmax",
@@ -37,12 +37,7 @@ def _index(d, fn):
 def _dim_list(dim, ndim, fn):
     """torch's dims as written (a tuple of ints), checked: IndexError out of range, no repeats."""
     dims = (_index(dim, fn),) if not isinstance(dim, (tuple, list)) else tuple(_index(d, fn) for d in dim)
-    seen = set()
-    for d in dims:
-        w = _wrap_dim(d, ndim)
-        if w in seen:
-            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-        seen.add(w)
+    _check_unique(dims, ndim)
     return dims
 
 
@@ -68,32 +63,6 @@ def _restore(g, axes, keepdim):
     return g if keepdim or not axes else jnp.expand_dims(g, axes)
 
 
-def _dim_value(d):
-    # torch 2.13 reports saved (signed) dims through an unsigned conversion: -1 reads 18446744073709551615
-    if d is None:
-        return None
-    if isinstance(d, tuple):
-        return tuple(x + 2 ** 64 if x < 0 else x for x in d)
-    return d + 2 ** 64 if d < 0 else d
-
-
-def _torch_attrs(entry, names, **extra):
-    """Make the node's ``_saved_*`` attributes exactly torch's: drop the others, add computed ones."""
-    cls = entry.node_cls
-    for attr in [a for a in vars(cls) if a.startswith("_saved_")]:
-        if attr[7:] not in names and attr[7:] not in extra:
-            delattr(cls, attr)
-    for name, fn in extra.items():
-        setattr(cls, "_saved_" + name, property(fn))
-    if "dim" in names:
-        i = entry.statics.index("dim")
-        cls._saved_dim = property(lambda node: _dim_value(node._statics[i]))
-
-
-def _numel_of_self(node):
-    return int(np.prod(node._in_meta[0].shape))
-
-
 def _type_word(np_dtype):
     return _type_string(np.dtype(np_dtype))[6:-6]
 
@@ -114,7 +83,7 @@ def _sum_dtype(t, dtype):
     return np.dtype(np.int64) if d.kind in "biu" else d
 
 
-@op("SumBackward0", save=())
+@op("SumBackward0", save=(), attrs=("self_sym_sizes",))
 def _sum_all(self, *, dtype):
     return jnp.sum(self, dtype=dtype)
 
@@ -124,7 +93,7 @@ def _(grad, self_shape):
     return jnp.broadcast_to(grad, self_shape)
 
 
-@op("SumBackward1", save=())
+@op("SumBackward1", save=(), attrs=("dim", "keepdim", "self_sym_sizes"), unsigned=("dim",))
 def _sum_dim(self, *, dim, keepdim, dtype):
     return jnp.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
 
@@ -143,18 +112,19 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     return _apply(_sum_dim, (input,), (dims, bool(keepdim), dt))
 
 
-@op("MeanBackward0", save=())
-def _mean_all(self, *, dtype):
+# self_sym_numel: the input's element count, passed as a static because torch shows it (_saved_self_sym_numel)
+@op("MeanBackward0", save=(), attrs=("self_sym_numel", "self_sym_sizes"))
+def _mean_all(self, *, dtype, self_sym_numel):
     return jnp.mean(self, dtype=dtype)
 
 
 @_mean_all.derivative
-def _(grad, self_shape):
-    return jnp.broadcast_to(grad / _pymax(int(np.prod(self_shape)), 1), self_shape)
+def _(grad, self_shape, self_sym_numel):
+    return jnp.broadcast_to(grad / _pymax(self_sym_numel, 1), self_shape)
 
 
-@op("MeanBackward1", save=())
-def _mean_dim(self, *, dim, keepdim, dtype):
+@op("MeanBackward1", save=(), attrs=("dim", "keepdim", "self_sym_numel", "self_sym_sizes"), unsigned=("dim",))
+def _mean_dim(self, *, dim, keepdim, dtype, self_sym_numel):
     return jnp.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
 
 
@@ -171,16 +141,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if np.dtype(dt).kind not in "fcV":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {_type_word(dt)}")
+    numel = input.numel()
     if dim is None and not keepdim:
-        return _apply(_mean_all, (input,), (dt,))
+        return _apply(_mean_all, (input,), (dt, numel))
     dims = None if dim is None else _dim_list(dim, input.ndim, "mean")
-    return _apply(_mean_dim, (input,), (dims, bool(keepdim), dt))
-
-
-_torch_attrs(_sum_all, ("self_sym_sizes",))
-_torch_attrs(_sum_dim, ("dim", "keepdim", "self_sym_sizes"))
-_torch_attrs(_mean_all, ("self_sym_sizes",), self_sym_numel=_numel_of_self)
-_torch_attrs(_mean_dim, ("dim", "keepdim", "self_sym_sizes"), self_sym_numel=_numel_of_self)
+    return _apply(_mean_dim, (input,), (dims, bool(keepdim), dt, numel))
 
 
 # ----- prod --------------------------------------------------------------------------------------------------
@@ -194,7 +159,7 @@ def _prod_of_others(x, axis):
     return left * jnp.flip(right, axis)
 
 
-@op("ProdBackward0", save=("self", "result"))
+@op("ProdBackward0", save=("self", "result"), attrs=())
 def _prod_all(self, *, dtype):
     return jnp.prod(self, dtype=dtype)
 
@@ -208,7 +173,7 @@ def _(grad, self, result):
     return grad * jnp.conj(others)
 
 
-@op("ProdBackward1", save=("self", "result"))
+@op("ProdBackward1", save=("self", "result"), attrs=("dim", "keepdim"), unsigned=("dim",))
 def _prod_dim(self, *, dim, keepdim, dtype):
     return jnp.prod(self, axis=_axis(dim, self.ndim), keepdims=keepdim, dtype=dtype)
 
@@ -234,10 +199,6 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     return _apply(_prod_dim, (input,), (_one_dim(dim, input.ndim, "prod"), bool(keepdim), dt))
 
 
-_torch_attrs(_prod_all, ("self", "result"))
-_torch_attrs(_prod_dim, ("self", "result", "dim", "keepdim"))
-
-
 # ----- amax / amin, max / min ---------------------------------------------------------------------------------
 def _check_nonempty(input, fn, axes, exc=RuntimeError):
     """torch's errors for a max-like reduction over no elements."""
@@ -254,7 +215,7 @@ def _check_nonempty(input, fn, axes, exc=RuntimeError):
 
 def _extreme(name, jfn):
     """amax/amin: AmaxBackward0 / AminBackward0; ties share the gradient evenly."""
-    @op(f"{name.capitalize()}Backward0", save=("self", "result"))
+    @op(f"{name.capitalize()}Backward0", save=("self", "result"), attrs=("dim", "keepdim"), unsigned=("dim",))
     def entry(self, *, dim, keepdim):
         return jfn(self, axis=_axes(dim, self.ndim), keepdims=keepdim)
 
@@ -263,8 +224,6 @@ def _extreme(name, jfn):
         axes = _axes(dim, self.ndim)
         mask = (self == _restore(result, axes, keepdim)).astype(grad.dtype)
         return _restore(grad, axes, keepdim) * mask / jnp.sum(mask, axis=axes, keepdims=True)
-
-    _torch_attrs(entry, ("self", "result", "dim", "keepdim"))
 
     def fn(input, dim=(), keepdim=False):
         dims = _dim_list(dim, input.ndim, name)
@@ -292,7 +251,7 @@ _min_type = _return_type("min")
 def _max_min(name, jfn, argfn, rtype, binary):
     big = name.capitalize()
 
-    @op(f"{big}Backward1", save=("self", "result"))
+    @op(f"{big}Backward1", save=("self", "result"), attrs=())
     def entry_all(self):
         return jfn(self)
 
@@ -301,7 +260,8 @@ def _max_min(name, jfn, argfn, rtype, binary):
         mask = (self == result) | (jnp.isnan(self) & jnp.isnan(result))
         return jnp.where(mask, grad / jnp.sum(mask).astype(grad.dtype), 0)
 
-    @op(f"{big}Backward0", save=("indices",), outputs=("values", "indices"))
+    @op(f"{big}Backward0", save=("indices",), outputs=("values", "indices"), attrs=("dim", "keepdim", "self_sym_sizes"),
+        unsigned=("dim",))
     def entry_dim(self, *, dim, keepdim):
         if self.ndim == 0:
             return self, jnp.zeros((), jnp.int64)
@@ -321,9 +281,6 @@ def _max_min(name, jfn, argfn, rtype, binary):
         grad, indices = _restore(grad, (axis,), keepdim), _restore(indices, (axis,), keepdim)
         hit = jax.lax.broadcasted_iota(jnp.int64, self_shape, axis) == indices
         return jnp.where(hit, grad, 0)
-
-    _torch_attrs(entry_all, ("self", "result"))
-    _torch_attrs(entry_dim, ("indices", "dim", "keepdim", "self_sym_sizes"))
 
     def fn(input, dim=None, keepdim=False, *, other=None, out=None):
         if isinstance(dim, Tensor) or other is not None:
@@ -361,7 +318,7 @@ def _var_grad(grad, self, dim, correction, keepdim):
     return (2.0 / _pymax(dof, 0)) * _restore(grad, axes, keepdim) * dev
 
 
-@op("VarBackward0", save=("self",))
+@op("VarBackward0", save=("self",), attrs=("correction", "dim", "keepdim"), unsigned=("dim",))
 def _var(self, *, dim, correction, keepdim):
     axes = _axes(dim, self.ndim)
     dev = self - jnp.mean(self, axis=axes, keepdims=True)
@@ -374,7 +331,7 @@ def _(grad, self, dim, correction, keepdim):
     return _var_grad(grad, self, dim, correction, keepdim)
 
 
-@op("StdBackward0", save=("self", "result"))
+@op("StdBackward0", save=("self", "result"), attrs=("correction", "dim", "keepdim"), unsigned=("dim",))
 def _std(self, *, dim, correction, keepdim):
     return jnp.sqrt(_var.forward(self, dim=dim, correction=correction, keepdim=keepdim))
 
@@ -384,9 +341,6 @@ def _(grad, self, result, dim, correction, keepdim):
     grad_var = jnp.where(result == 0, 0, grad / (2 * result))
     return _var_grad(grad_var, self, dim, correction, keepdim)
 
-
-_torch_attrs(_var, ("self", "dim", "correction", "keepdim"))
-_torch_attrs(_std, ("self", "result", "dim", "correction", "keepdim"))
 
 
 def _var_args(input, fn, dim, unbiased, correction):
@@ -425,7 +379,7 @@ def std(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_
 
 
 # ----- logsumexp, softmax, log_softmax ----------------------------------------------------------------------
-@op("LogsumexpBackward0", save=("self", "result"))
+@op("LogsumexpBackward0", save=("self", "result"), attrs=("dim", "keepdim"), unsigned=("dim",))
 def _logsumexp(self, *, dim, keepdim):
     return jax.nn.logsumexp(self, axis=_axes(dim, self.ndim), keepdims=keepdim)
 
@@ -435,8 +389,6 @@ def _(grad, self, result, dim, keepdim):
     axes = _axes(dim, self.ndim)
     return _restore(grad, axes, keepdim) * jnp.conj(jnp.exp(self - _restore(result, axes, keepdim)))
 
-
-_torch_attrs(_logsumexp, ("self", "result", "dim", "keepdim"))
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -449,7 +401,7 @@ def _softmax_axis(x, dim):
     return _axis(dim, x.ndim) if x.ndim else None
 
 
-@op("SoftmaxBackward0", save=("result",))
+@op("SoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
 def _softmax(self, *, dim):
     axis = _softmax_axis(self, dim)
     e = jnp.exp(self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True)))
@@ -462,7 +414,7 @@ def _(grad, result, dim):
     return result * (grad - jnp.sum(grad * result, axis=axis, keepdims=True))
 
 
-@op("LogSoftmaxBackward0", save=("result",))
+@op("LogSoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
 def _log_softmax(self, *, dim):
     axis = _softmax_axis(self, dim)
     shifted = self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True))
@@ -474,9 +426,6 @@ def _(grad, result, dim):
     axis = _softmax_axis(result, dim)
     return grad - jnp.exp(result) * jnp.sum(grad, axis=axis, keepdims=True)
 
-
-_torch_attrs(_softmax, ("result", "dim"))
-_torch_attrs(_log_softmax, ("result", "dim"))
 
 
 def _softmax_like(entry, kernel, input, dim, dtype):
@@ -501,7 +450,7 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
 
 
 # ----- cumsum --------------------------------------------------------------------------------------------------
-@op("CumsumBackward0", save=())
+@op("CumsumBackward0", save=(), attrs=("dim",), unsigned=("dim",))
 def _cumsum(self, *, dim, dtype):
     if self.ndim == 0:
         return self.astype(dtype)
@@ -516,8 +465,6 @@ def _(grad, dim):
     return jnp.flip(jnp.cumsum(jnp.flip(grad, axis), axis=axis), axis)
 
 
-_torch_attrs(_cumsum, ("dim",))
-
 
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim`` (CumsumBackward0); integers accumulate in int64."""
@@ -525,7 +472,7 @@ def cumsum(input, dim, *, dtype=None):
 
 
 # ----- norm ------------------------------------------------------------------------------------------------------
-@op("LinalgVectorNormBackward0", save=("self", "result"))
+@op("LinalgVectorNormBackward0", save=("self", "result"), attrs=("dim", "keepdim", "ord"), unsigned=("dim",))
 def _vector_norm(self, *, ord, dim, keepdim, dtype):  # noqa: A002 - torch's name
     axes = _axes(dim, self.ndim)
     a = jnp.abs(self.astype(dtype))
@@ -563,8 +510,6 @@ def _(grad, self, result, ord, dim, keepdim, dtype):  # noqa: A002 - torch's nor
     scale = jnp.where(r == 0, 0, g / jnp.where(r == 0, 1, r ** (ord - 1)))
     return (sgn * a ** (ord - 1) if ord < 2 else x * a ** (ord - 2)) * scale
 
-
-_torch_attrs(_vector_norm, ("self", "result", "ord", "dim", "keepdim"))
 
 
 def _norm_dtype(input, dtype):
@@ -609,7 +554,7 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 # ----- argmax / argmin, all / any (no gradient) -------------------------------------------------------------
 def _arg(name, jfn):
-    @op(name, save=(), nondiff=("self",))
+    @op(name, save=(), nondiff=("self",), attrs=())
     def entry(self, *, dim, keepdim):
         if dim is None:
             idx = jfn(self.reshape(-1)).astype(jnp.int64)
@@ -637,7 +582,7 @@ argmin = _arg("argmin", jnp.argmin)
 
 
 def _logical(name, jfn):
-    @op(name, save=(), nondiff=("self",))
+    @op(name, save=(), nondiff=("self",), attrs=())
     def entry(self, *, dim, keepdim):
         axes = tuple(range(self.ndim)) if dim is None else _axes(dim, self.ndim) if dim else ()
         res = jfn(self != 0, axis=axes, keepdims=keepdim)

@@ -1,4 +1,6 @@
-"""Shape ops: view/reshape, transposes and permutations, squeeze/expand/repeat, cat/stack, split/chunk/unbind.
+"""Shape ops: view/reshape, select/narrow, transposes and permutations, squeeze/expand/repeat, cat/stack,
+split/chunk/unbind. The view-like nodes (SelectBackward0, SliceBackward0, UnsqueezeBackward0, AliasBackward0)
+are declared here once; indexing.py's ``x[...]`` and pointwise.py's ``real``/``imag`` record them too.
 
 Each torch node kind is one table entry. Dims are passed to the table as the caller wrote them (negative
 ones too), because torch saves them that way: ``_saved_dim`` of ``cat(..., dim=-1)`` is -1 read as an
@@ -21,11 +23,11 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim, _type_string
 from ._registry import op, _apply, OpDef
-from ._util import _methods, _shape_arg
+from ._util import _check_unique, _methods, _shape_arg
 
 __all__ = ["reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t", "permute",
            "movedim", "moveaxis", "squeeze", "unsqueeze", "cat", "concat", "concatenate", "stack", "split",
-           "chunk", "unbind", "narrow", "flip"]
+           "chunk", "unbind", "narrow", "flip", "select"]
 
 
 # ----- helpers -----------------------------------------------------------------------------------------
@@ -33,24 +35,6 @@ def _view_op(entry, input, statics):
     """Run an op that is a view in torch (single place to add view tracking later)."""
     out = _apply(entry, (input,), statics)
     return tuple(out) if isinstance(out, list) else out  # _apply returns a list when it records a node
-
-
-def _torch_int(v):
-    """torch keeps saved dims as int64 and shows negative ones through uint64 (-1 -> 2**64 - 1)."""
-    if isinstance(v, tuple):
-        return tuple(_torch_int(x) for x in v)
-    return v + (1 << 64) if v < 0 else v
-
-
-def _torch_saved(entry, unsigned=(), hide=()):
-    """Make the node's ``_saved_*`` attributes the ones torch has: raw dims shown as torch does, extras hidden."""
-    cls = entry.node_cls
-    for name in unsigned:
-        fget = cls.__dict__["_saved_" + name].fget
-        setattr(cls, "_saved_" + name, property(lambda node, f=fget: _torch_int(f(node))))
-    for name in hide:
-        delattr(cls, "_saved_" + name)
-    return entry
 
 
 def _variadic(cache, count, make):
@@ -72,16 +56,6 @@ def _dims_arg(dims):
     return tuple(int(d) for d in dims)
 
 
-def _check_unique(dims, ndim):
-    """Wrap dims (IndexError as torch) and reject repeats with torch's message."""
-    seen = set()
-    for d in dims:
-        w = _wrap_dim(d, ndim)
-        if w in seen:
-            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-        seen.add(w)
-
-
 def _promote(tensors):
     dt = tensors[0]._data.dtype
     for t in tensors[1:]:
@@ -101,7 +75,7 @@ def _tensor_list(tensors, fname):
 
 
 # ----- view / reshape / flatten ---------------------------------------------------------------------------
-@op("ViewBackward0", save=())
+@op("ViewBackward0", save=(), attrs=("self_sym_sizes",))
 def _view(self, *, shape):
     return jnp.reshape(self, shape)
 
@@ -110,8 +84,6 @@ def _view(self, *, shape):
 def _(grad, self_shape):
     return jnp.reshape(grad, self_shape)
 
-
-_torch_saved(_view, hide=("shape",))
 
 
 def _infer_shape(shape, numel):
@@ -194,8 +166,86 @@ def unflatten(input, dim, sizes):
     return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
 
+# ----- select / slice / unsqueeze / alias (also the basic steps of indexing.py's x[...]) ----------------------
+# dim, index, start and end are kept as the caller wrote them (torch saves them so); the forwards clip them.
+def _select_raw(a, dim, index):
+    dim = _norm(dim, a.ndim)
+    return jax.lax.index_in_dim(a, index % a.shape[dim], dim, keepdims=False)
+
+
+@op("SelectBackward0", save=(), attrs=("dim", "index", "self_sym_sizes"), unsigned=("dim", "index"))
+def _select(self, *, dim, index):
+    return _select_raw(self, dim, index)
+
+
+@_select.derivative
+def _(grad, self_shape, dim, index):
+    dim = _norm(dim, len(self_shape))
+    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * dim + (index % self_shape[dim],)].set(grad)
+
+
+def _slice_bounds(size, start, end, step):
+    """Python's clipping of start:end (any ints, end may be INT64_MAX) to [0, size]."""
+    s, e, _ = slice(start, end, step).indices(size)
+    return s, max(e, s)
+
+
+def _slice_raw(a, dim, start, end, step):
+    dim = _norm(dim, a.ndim)
+    s, e = _slice_bounds(a.shape[dim], start, end, step)
+    return jax.lax.slice_in_dim(a, s, e, step, axis=dim)
+
+
+@op("SliceBackward0", save=(), attrs=("dim", "start", "end", "step", "self_sym_sizes"),
+    unsigned=("dim", "start", "end"))
+def _slice(self, *, dim, start, end, step):
+    return _slice_raw(self, dim, start, end, step)
+
+
+@_slice.derivative
+def _(grad, dim, start, end, step, self_shape):
+    axis = _norm(dim, grad.ndim)
+    size = self_shape[axis]
+    s, _ = _slice_bounds(size, start, end, step)
+    n = grad.shape[axis]
+    cfg = [(0, 0, 0)] * grad.ndim
+    cfg[axis] = (s, size - s - (n - 1) * step - 1, step - 1) if n else (s, size - s, 0)
+    return jax.lax.pad(grad, jnp.zeros((), grad.dtype), cfg)
+
+
+@op("UnsqueezeBackward0", save=(), attrs=("dim",), unsigned=("dim",))
+def _unsqueeze(self, *, dim):
+    return jnp.expand_dims(self, dim)
+
+
+@_unsqueeze.derivative
+def _(grad, dim):
+    return jnp.squeeze(grad, dim)
+
+
+@op("AliasBackward0", save=(), attrs=())
+def _alias(self):
+    return self
+
+
+@_alias.derivative
+def _(grad):
+    return grad
+
+
+def select(input, dim, index):
+    """The slice at ``index`` along dim, with dim removed; SelectBackward0."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    size = input.shape[_wrap_dim(dim, input.ndim)]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {_wrap_dim(dim, input.ndim)}")
+    return _view_op(_select, input, (int(dim), int(index)))
+
+
 # ----- transpose / t / permute / movedim -------------------------------------------------------------------
-@op("TransposeBackward0", save=())
+@op("TransposeBackward0", save=(), attrs=("dim0", "dim1"), unsigned=("dim0", "dim1"))
 def _transpose(self, *, dim0, dim1):
     return jnp.swapaxes(self, dim0, dim1) if self.ndim else self
 
@@ -204,8 +254,6 @@ def _transpose(self, *, dim0, dim1):
 def _(grad, dim0, dim1):
     return jnp.swapaxes(grad, dim0, dim1) if grad.ndim else grad
 
-
-_torch_saved(_transpose, unsigned=("dim0", "dim1"), hide=("self_sym_sizes",))
 
 
 def transpose(input, dim0, dim1):
@@ -231,7 +279,7 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
-@op("TBackward0", save=())
+@op("TBackward0", save=(), attrs=())
 def _t(self):
     return self.T
 
@@ -241,8 +289,6 @@ def _(grad):
     return grad.T
 
 
-_torch_saved(_t, hide=("self_sym_sizes",))
-
 
 def t(input):
     """Transpose a tensor of at most 2 dims; TBackward0."""
@@ -251,7 +297,7 @@ def t(input):
     return _view_op(_t, input, ())
 
 
-@op("PermuteBackward0", save=())
+@op("PermuteBackward0", save=(), attrs=("dims",), unsigned=("dims",))
 def _permute(self, *, dims):
     return jnp.transpose(self, [_norm(d, self.ndim) for d in dims])
 
@@ -260,8 +306,6 @@ def _permute(self, *, dims):
 def _(grad, dims):
     return jnp.transpose(grad, np.argsort([_norm(d, grad.ndim) for d in dims]))
 
-
-_torch_saved(_permute, unsigned=("dims",), hide=("self_sym_sizes",))
 
 
 def permute(input, *args, dims=None):
@@ -285,19 +329,6 @@ def _T(self):
     if self.ndim != 2:
         warnings.warn(_T_WARNING, UserWarning, stacklevel=2)
     return _view_op(_permute, self, (tuple(range(self.ndim))[::-1],))
-
-
-@op("AliasBackward0", save=())
-def _alias(self):
-    return self
-
-
-@_alias.derivative
-def _(grad):
-    return grad
-
-
-_torch_saved(_alias, hide=("self_sym_sizes",))
 
 
 def movedim(input, source, destination):
@@ -330,17 +361,17 @@ def _squeezed(x, dims):
     return jnp.squeeze(x, tuple(d for d in dims if x.shape[d] == 1)) if x.ndim else x
 
 
-@op("SqueezeBackward0", save=())
+@op("SqueezeBackward0", save=(), attrs=("self_sym_sizes",))
 def _squeeze_all(self):
     return jnp.squeeze(self)
 
 
-@op("SqueezeBackward1", save=())
+@op("SqueezeBackward1", save=(), attrs=("dim", "self_sym_sizes"), unsigned=("dim",))
 def _squeeze_dim(self, *, dim):
     return _squeezed(self, (_norm(dim, self.ndim),))
 
 
-@op("SqueezeBackward2", save=())
+@op("SqueezeBackward2", save=(), attrs=("dim", "self_sym_sizes"), unsigned=("dim",))
 def _squeeze_dims(self, *, dim):
     return _squeezed(self, tuple(_norm(d, self.ndim) for d in dim))
 
@@ -351,8 +382,6 @@ def _reshape_back(grad, self_shape):
 
 for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims):
     _e.derivative(_reshape_back)
-_torch_saved(_squeeze_dim, unsigned=("dim",))
-_torch_saved(_squeeze_dims, unsigned=("dim",))
 
 
 def squeeze(input, dim=None):
@@ -367,19 +396,6 @@ def squeeze(input, dim=None):
     return _view_op(_squeeze_dims, input, (dim,))
 
 
-@op("UnsqueezeBackward0", save=())
-def _unsqueeze(self, *, dim):
-    return jnp.expand_dims(self, dim)
-
-
-@_unsqueeze.derivative
-def _(grad, dim):
-    return jnp.squeeze(grad, dim)
-
-
-_torch_saved(_unsqueeze, unsigned=("dim",), hide=("self_sym_sizes",))
-
-
 def unsqueeze(input, dim):
     """Insert a size-1 dim at dim; UnsqueezeBackward0."""
     _wrap_dim(dim, input.ndim + 1)
@@ -387,7 +403,7 @@ def unsqueeze(input, dim):
 
 
 # ----- expand / repeat ------------------------------------------------------------------------------------
-@op("ExpandBackward0", save=())
+@op("ExpandBackward0", save=(), attrs=("self_sym_sizes",))
 def _expand(self, *, size):
     return jnp.broadcast_to(self, size)
 
@@ -396,8 +412,6 @@ def _expand(self, *, size):
 def _(grad):
     return grad  # the table sums it back to self's shape
 
-
-_torch_saved(_expand, hide=("size",))
 
 
 def _expand_shape(input, sizes):
@@ -436,7 +450,7 @@ def expand_as(self, other):
     return expand(self, other.shape)
 
 
-@op("RepeatBackward0", save=())
+@op("RepeatBackward0", save=(), attrs=("repeats", "self_sym_sizes"))
 def _repeat(self, *, repeats):
     return jnp.tile(self, repeats)
 
@@ -481,9 +495,10 @@ def _cat_backward(grad, dim, sizes):
 
 def _make_cat(n):
     names = tuple(f"tensors{i}" for i in range(n))
-    entry = OpDef("CatBackward0", _cat_forward, save=(), inputs=names, statics=("dim", "sizes", "dtype"))
+    entry = OpDef("CatBackward0", _cat_forward, save=(), inputs=names, statics=("dim", "sizes", "dtype"),
+                  attrs=("dim",), unsigned=("dim",))
     entry.derivative(_cat_backward)
-    return _torch_saved(entry, unsigned=("dim",), hide=("sizes", "dtype") + tuple(f"{t}_sym_sizes" for t in names))
+    return entry
 
 
 _cat_entries = {}
@@ -532,9 +547,10 @@ def _stack_backward(grad, dim):
 
 def _make_stack(n):
     names = tuple(f"tensors{i}" for i in range(n))
-    entry = OpDef("StackBackward0", _stack_forward, save=(), inputs=names, statics=("dim", "dtype"))
+    entry = OpDef("StackBackward0", _stack_forward, save=(), inputs=names, statics=("dim", "dtype"),
+                  attrs=("dim",), unsigned=("dim",))
     entry.derivative(_stack_backward)
-    return _torch_saved(entry, unsigned=("dim",), hide=("dtype",) + tuple(f"{t}_sym_sizes" for t in names))
+    return entry
 
 
 _stack_entries = {}
@@ -578,21 +594,21 @@ def _unbind_backward(grads, dim):
     return jnp.stack(grads, axis=dim)
 
 
-def _multi_out(name, forward, backward, statics, unsigned, hide=()):
-    """Factory of per-output-count entries of a multi-output op."""
+def _multi_out(name, forward, backward, statics, attrs):
+    """Factory of per-output-count entries of a multi-output op (torch shows the dim unsigned)."""
     def make(k):
         entry = OpDef(name, forward, save=(), inputs=("self",), statics=statics,
-                      outputs=tuple(f"result{i}" for i in range(k)), tuple_out=True)
+                      outputs=tuple(f"result{i}" for i in range(k)), tuple_out=True, attrs=attrs, unsigned=("dim",))
         entry.derivative(backward)
-        return _torch_saved(entry, unsigned=unsigned, hide=hide)
+        return entry
     return make
 
 
-_make_split = _multi_out("SplitBackward0", _split_forward, _split_backward, ("dim", "split_size"), ("dim",))
+_make_split = _multi_out("SplitBackward0", _split_forward, _split_backward, ("dim", "split_size"),
+                         ("dim", "split_size", "self_sym_sizes"))
 _make_split_sizes = _multi_out("SplitWithSizesBackward0", _split_sizes_forward, _split_backward,
-                               ("dim", "split_sizes"), ("dim",))
-_make_unbind = _multi_out("UnbindBackward0", _unbind_forward, _unbind_backward, ("dim",), ("dim",),
-                          hide=("self_sym_sizes",))
+                               ("dim", "split_sizes"), ("dim", "split_sizes", "self_sym_sizes"))
+_make_unbind = _multi_out("UnbindBackward0", _unbind_forward, _unbind_backward, ("dim",), ("dim",))
 _split_entries, _split_sizes_entries, _unbind_entries = {}, {}, {}
 
 
@@ -650,24 +666,6 @@ def unbind(input, dim=0):
 
 
 # ----- narrow / flip --------------------------------------------------------------------------------------
-@op("SliceBackward0", save=())
-def _slice(self, *, dim, start, end, step):
-    return jax.lax.slice_in_dim(self, start, end, step, axis=_norm(dim, self.ndim))
-
-
-@_slice.derivative
-def _(grad, dim, start, end, step, self_shape):
-    axis = _norm(dim, grad.ndim)
-    cfg = [(0, 0, 0)] * grad.ndim
-    n = grad.shape[axis]
-    hi = self_shape[axis] - start - (n - 1) * step - 1 if n else self_shape[axis] - start
-    cfg[axis] = (start, hi, step - 1 if n else 0)
-    return jax.lax.pad(grad, jnp.zeros((), grad.dtype), cfg)
-
-
-_torch_saved(_slice, unsigned=("dim",))
-
-
 def narrow(input, dim, start, length):
     """input.narrow(dim, start, length): length elements from start along dim; SliceBackward0."""
     if input.ndim == 0:
@@ -685,7 +683,7 @@ def narrow(input, dim, start, length):
     return _view_op(_slice, input, (int(dim), start, start + length, 1))
 
 
-@op("FlipBackward0", save=())
+@op("FlipBackward0", save=(), attrs=("dims",), unsigned=("dims",))
 def _flip(self, *, dims):
     return jnp.flip(self, tuple(_norm(d, self.ndim) for d in dims)) if self.ndim and dims else self
 
@@ -694,8 +692,6 @@ def _flip(self, *, dims):
 def _(grad, dims):
     return _flip.forward(grad, dims=dims)
 
-
-_torch_saved(_flip, unsigned=("dims",), hide=("self_sym_sizes",))
 
 
 def flip(input, *args, dims=None):
@@ -709,4 +705,5 @@ _methods(reshape=reshape, view=view, view_as=view_as, reshape_as=reshape_as, fla
          unflatten=unflatten, transpose=transpose, swapaxes=swapaxes, swapdims=swapdims, t=t, permute=permute,
          movedim=movedim, moveaxis=moveaxis, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand,
          expand_as=expand_as, repeat=repeat, split=split, chunk=chunk, unbind=unbind, narrow=narrow, flip=flip,
+         select=select,
          T=property(_T), mT=property(_mT))
