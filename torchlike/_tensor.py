@@ -13,10 +13,12 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls, _device_of
+from . import autograd as _autograd
 from .autograd import grad_mode as _gm
 from .autograd.graph import AccumulateGrad, _add_hook
 
 _new = object.__new__
+_new_size = tuple.__new__
 
 
 class _VersionCounter:
@@ -233,8 +235,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (see torchlike.autograd.backward)."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing data and version counter, with no history."""
@@ -267,18 +268,19 @@ class Tensor:
         self._data = value._data
 
     # ----- array metadata ----------------------------------------------------------------
+    # jax's Array.shape/.dtype/.ndim are slow Python properties; the aval (a ShapedArray) is cheap to read
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.aval.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
+            return _new_size(Size, self._data.aval.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self):
-        return _dtype._from_np(self._data.dtype)
+        return _dtype._FROM_NP[self._data.aval.dtype]
 
     @property
     def device(self):
@@ -286,10 +288,10 @@ class Tensor:
 
     @property
     def ndim(self):
-        return self._data.ndim
+        return len(self._data.aval.shape)
 
     def dim(self):
-        return self._data.ndim
+        return len(self._data.aval.shape)
 
     def ndimension(self):
         return self._data.ndim

@@ -28,6 +28,8 @@ _CREATE_GRAPH_WARNING = (
 _warned_create_graph = []  # torch warns once per process
 
 
+from .. import _tensor as _tensor_mod  # partly initialised here (it imports this package): use attributes lazily
+
 _Tensor = None  # torchlike.Tensor, bound on first use (torchlike._tensor imports this package)
 
 
@@ -93,8 +95,8 @@ def _ones(data):
 
 def _make_grads(outputs, grads, is_grads_batched=False):
     """torch's _make_grads: check the given gradients, create ones for scalar outputs (zip truncates)."""
-    from .._tensor import Size, _wrap
     Tensor = _Tensor or _tensor_cls()
+    Size, _wrap = _tensor_mod.Size, _tensor_mod._wrap
     new = []
     for out, g in zip(outputs, grads):
         if isinstance(out, Tensor):

@@ -244,8 +244,10 @@ def _call_tensor_pre_hooks(node, grads):
 
 
 def _copy(g):
-    from .._tensor import _wrap
-    return _wrap(g._data)
+    """A new history-free Tensor sharing g's (immutable) array."""
+    t = object.__new__(type(g))
+    t._data = g._data
+    return t
 
 
 _copy_op = []
@@ -317,3 +319,6 @@ def _accumulate_into_leaf(variable, grad):
     if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
         for hook in list(variable._post_acc_hooks.values()):
             hook(variable)
+
+
+AccumulateGrad._accumulate = staticmethod(_accumulate_into_leaf)

@@ -16,7 +16,8 @@ import numpy as np
 from .._tensor import _wrap
 from ..autograd import grad_mode as _gm
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
-from ..ops._registry import OpDef, op, _apply, _apply_inplace
+from ..ops import shape as _shape
+from ..ops._registry import OpDef, op, _apply, _apply_inplace, _interpose, _OpNode
 from ..ops.linalg import _broadcast_batch, _word
 
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
@@ -39,8 +40,64 @@ def _not_differentiable(fn, name, t):
 
 
 # ----- linear and activations ------------------------------------------------------------------------------
+# linear's common case (2-D input, 1-D bias) runs as ONE jitted call x @ W.T + b, yet records torch's graph
+# AddmmBackward0 -> TBackward0 -> W: the TBackward0 node is interposed without materialising W.T (an XLA
+# transpose is a real copy, unlike torch's view). Backward computes the weight gradient in W's layout and
+# passes it on as a lazily transposed tensor (shape._TransposedGrad): what torch's AddmmBackward0 emits
+# (W.T's layout) whenever anyone looks, free when only TBackward0 consumes it.
+@op("AddmmBackward0", save={"mat1": ("weight",), "weight": ("mat1",)}, attrs=("alpha", "beta", "mat1_sym_sizes"))
+def _linear_addmm(self, mat1, weight, *, beta, alpha):
+    return mat1 @ weight.T + self
+
+
+@_linear_addmm.derivative
+def _(grad, mat1, weight):
+    return (grad, grad @ jnp.conj(weight) if weight is not None else None,
+            grad.T @ jnp.conj(mat1) if mat1 is not None else None)  # W's layout: (mat1^H @ grad)^T
+
+
+def _linear_apply(node, grads, mask=None):
+    outs = _OpNode._apply(node, grads, mask)
+    dw = outs[2]
+    if dw is not None:  # present the W-layout gradient as the W.T-layout one torch's node returns
+        outs[2] = dw.t() if _gm._state.grad_enabled else _shape._transposed_grad(dw._data)
+    return outs
+
+
+_linear_addmm.node_cls._apply = _linear_apply
+
+
+def _saved_mat2(node):
+    """torch's ``_saved_mat2`` of linear's addmm: ``W.t()``, made on access, with the TBackward0 node."""
+    w = _saved_weight(node)
+    if w is None:
+        return None
+    t = _wrap(jnp.transpose(w._data))
+    if node.next_functions[2][0] is not None:
+        t._grad_fn, t._requires_grad = node.next_functions[2][0], True
+    return t
+
+
+_saved_weight = _linear_addmm.node_cls._saved_weight.fget
+_linear_addmm.node_cls._saved_mat2 = property(_saved_mat2)
+_linear_addmm.node_cls._saved_mat2_sym_sizes = property(lambda node: tuple(node._in_meta[2].shape[::-1]))
+del _linear_addmm.node_cls._saved_weight
+
+
+def _fused_linear_ok(input, weight, bias):
+    i, w, b = input._data.aval, weight._data.aval, bias._data.aval
+    return (len(i.shape) == 2 and len(w.shape) == 2 and len(b.shape) == 1 and i.shape[1] == w.shape[1]
+            and b.shape[0] in (1, w.shape[0]) and i.dtype == w.dtype == b.dtype and i.dtype.kind in "fc")
+
+
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (AddmmBackward0 / MmBackward0 / views)."""
+    if bias is not None and _fused_linear_ok(input, weight, bias):
+        out = _apply(_linear_addmm, (bias, input, weight), (1, 1))
+        if out._grad_fn is not None:
+            w = weight._data.aval
+            _interpose(out._grad_fn, 2, _shape._t, weight, (), jax.core.ShapedArray(w.shape[::-1], w.dtype))
+        return out
     if bias is None:
         return _linalg.matmul(input, weight.t())
     if input.ndim == 2:

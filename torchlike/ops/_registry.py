@@ -277,8 +277,8 @@ def _apply(op, args, statics):
     return tuple(None if o is None else _wrap(o) for o in outs)
 
 
-def _record(op, args, arrays, statics, outs, inplace=None):
-    """Make the node of one op call and the output tensors that point to it."""
+def _new_node(op, args, arrays, statics, out_meta):
+    """A node of ``op`` with its edges to the inputs' nodes (no outputs, nothing saved yet)."""
     node = _new(op.node_cls)
     node._seq = next(_seq_counter)
     edges = []
@@ -299,7 +299,31 @@ def _record(op, args, arrays, statics, outs, inplace=None):
     node._statics = statics
     # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
     node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in op.diff])
-    out_meta = node._out_meta = tuple([None if o is None else o.aval for o in outs])
+    node._out_meta = out_meta
+    return node
+
+
+def _interpose(node, pos, op, tensor, statics, out_aval):
+    """Put a node of the one-input, nothing-saving ``op`` (applied to ``tensor``) on edge ``pos`` of ``node``.
+
+    For fused forwards that must still show torch's graph: e.g. ``linear`` computes ``x @ W.T + b`` in one
+    jitted call, but torch records AddmmBackward0 -> TBackward0 -> W, so the TBackward0 node is made here
+    without ever materialising ``W.T``. ``out_aval`` is what ``op`` would have produced; the outer node
+    must hand the inner one a gradient of that shape.
+    """
+    if node.next_functions[pos][0] is None:
+        return
+    inner = _new_node(op, (tensor,), (tensor._data,), statics, (out_aval,))
+    edges = list(node.next_functions)
+    edges[pos] = (inner, 0)
+    node.next_functions = tuple(edges)
+
+
+def _record(op, args, arrays, statics, outs, inplace=None):
+    """Make the node of one op call and the output tensors that point to it."""
+    out_meta = tuple([None if o is None else o.aval for o in outs])
+    node = _new_node(op, args, arrays, statics, out_meta)
+    mask = node._mask
 
     results = []
     for k, o in enumerate(outs):

@@ -21,8 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim, _type_string
-from ._registry import op, _apply, OpDef
+from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
+from ..autograd import grad_mode as _gm
+from ._registry import op, _apply, OpDef, _OpNode
 from ._util import _check_unique, _methods, _shape_arg
 
 __all__ = ["reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t", "permute",
@@ -287,6 +288,45 @@ def _t(self):
 @_t.derivative
 def _(grad):
     return grad.T
+
+
+class _TransposedGrad(Tensor):
+    """A gradient held as the transpose of the array it stands for; the transpose is made only when read.
+
+    nn.functional.linear's fused backward hands its TBackward0 node the weight gradient this way, already
+    in the weight's layout: TBackward0 then unwraps it for free, so the copy an XLA transpose costs is made
+    only if something (a hook) reads the gradient in between.
+    """
+
+    @property
+    def _data(self):
+        d = self.__dict__.get("_made")
+        if d is None:
+            d = self.__dict__["_made"] = _transpose_2d(self._of)
+        return d
+
+    @_data.setter
+    def _data(self, value):
+        self.__dict__["_made"] = value
+
+
+_transpose_2d = jax.jit(jnp.transpose)
+
+
+def _transposed_grad(array):
+    g = object.__new__(_TransposedGrad)
+    g._of = array
+    return g
+
+
+def _t_apply(node, grads, mask=None):
+    g = grads[0]
+    if type(g) is _TransposedGrad and not _gm._state.grad_enabled:
+        return [_wrap(g._of) if mask is None or mask[0] else None]
+    return _OpNode._apply(node, grads, mask)
+
+
+_t.node_cls._apply = _t_apply
 
 
 
