@@ -422,3 +422,37 @@ def test_double_backward(name):
         (g,) = lib.autograd.grad(fn(F, lib, xt), [xt], create_graph=True)
         results.append(lib.autograd.grad((g * g).sum(), [xt])[0])
     assert_same(results[0], results[1], 1e-9, 1e-12)
+
+
+def _linear_internals(T, F, x_np, w_np, b_np):
+    """What a user can observe inside linear's graph: hook arguments, saved mat2, second derivatives."""
+    x = T.tensor(x_np, requires_grad=True)
+    w = T.tensor(w_np, requires_grad=True)
+    b = T.tensor(b_np, requires_grad=True)
+    y = F.linear(x, w, b)
+    addmm = y.grad_fn
+    t_node = addmm.next_functions[2][0]
+    seen = {}
+    addmm.register_hook(lambda gi, go: seen.update(addmm_gi2=gi[2].detach().numpy().copy()))
+    t_node.register_prehook(lambda go: seen.update(t_pre=go[0].detach().numpy().copy()))
+    mat2 = addmm._saved_mat2
+    seen["mat2"] = (mat2.detach().numpy().copy(), mat2.grad_fn.name())
+    (y * y).sum().backward(retain_graph=True)
+    seen["grads"] = [p.grad.numpy().copy() for p in (x, w, b)]
+    gw, = T.autograd.grad((F.linear(x, w, b) ** 2).sum(), w, create_graph=True)
+    seen["second"] = [g.numpy().copy() for g in T.autograd.grad((gw * gw).sum(), (x, b))]
+    return seen
+
+
+def test_fused_linear_shows_torchs_internals():
+    rng = np.random.RandomState(3)
+    args = (rng.randn(4, 5), rng.randn(3, 5), rng.randn(3))
+    ours = _linear_internals(tl, LF, *args)
+    theirs = _linear_internals(torch, torch.nn.functional, *args)
+    assert ours.keys() == theirs.keys()
+    np.testing.assert_allclose(ours["addmm_gi2"], theirs["addmm_gi2"], rtol=1e-6)  # W.T's layout, shape (5, 3)
+    np.testing.assert_allclose(ours["t_pre"], theirs["t_pre"], rtol=1e-6)
+    np.testing.assert_allclose(ours["mat2"][0], theirs["mat2"][0])
+    assert ours["mat2"][1] == theirs["mat2"][1] == "TBackward0"
+    for a, b in zip(ours["grads"] + ours["second"], theirs["grads"] + theirs["second"]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)

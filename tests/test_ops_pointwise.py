@@ -13,7 +13,7 @@ import torch
 
 import torchlike as tl
 from torchlike.ops import pointwise as P
-from oracle import assert_same
+from oracle import assert_same, graph_with_nr
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 4))
@@ -721,3 +721,47 @@ def test_errors(k):
     with pytest.raises(RuntimeError) as actual:
         ERRORS[k](tl)
     assert str(actual.value) == str(expected.value)
+
+
+def _whole_tensor_writes(T):
+    """zero_/fill_/copy_ on non-leaves, leaves under no_grad, and the leaf error; graphs and gradients."""
+    x = T.tensor([1., 2., 3.], requires_grad=True)
+    s = T.tensor([4., 5., 6.], requires_grad=True)
+    v = T.tensor(2., requires_grad=True)
+    w = T.tensor([1., 2., 3.])
+    out = []
+    y = x * 2
+    y.zero_()
+    out.append((graph_with_nr(y), y._version))
+    (y * x).sum().backward()
+    out.append(x.grad.tolist())
+    y = x * 2
+    y.fill_(3.)
+    out.append((graph_with_nr(y), y.tolist()))
+    y = x * 2
+    y.fill_(v)
+    out.append(graph_with_nr(y))
+    (y * w).sum().backward()
+    out.append(v.grad.tolist())
+    y = x * 2
+    y.copy_(s)
+    out.append((graph_with_nr(y), y.tolist()))
+    (y * w).sum().backward()
+    out.append(s.grad.tolist())
+    z = T.zeros(3)
+    b = T.ones(1, dtype=T.float64, requires_grad=True)
+    z.copy_(b)  # broadcast and cast: src's gradient comes back summed, in float64
+    out.append((graph_with_nr(z), str(z.dtype).split(".")[-1]))
+    z.sum().backward()
+    out.append((b.grad.tolist(), str(b.grad.dtype).split(".")[-1]))
+    with pytest.raises(RuntimeError) as err:
+        x.zero_()
+    out.append(str(err.value))
+    with T.no_grad():
+        x.fill_(7.)
+    out.append((x.tolist(), x._version))
+    return out
+
+
+def test_zero_fill_copy_match_torch():
+    assert _whole_tensor_writes(tl) == _whole_tensor_writes(torch)

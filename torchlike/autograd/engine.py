@@ -250,24 +250,11 @@ def _copy(g):
     return t
 
 
-_copy_op = []
-
-
 def _graph_copy(g):
     """A copy of ``g`` recorded as torch's CopyBackwards (AccumulateGrad's first .grad under create_graph)."""
-    if not _copy_op:
-        from ..ops._registry import op
-
-        @op("torch::autograd::CopyBackwards", save=())
-        def copy(self, src):  # self: the (absent) destination, as in torch's new_empty().copy_(src)
-            return src
-
-        @copy.derivative
-        def _(grad):
-            return None, grad
-        _copy_op.append(copy)
+    from ..ops.pointwise import _copy_from
     from ..ops._registry import _apply
-    return _apply(_copy_op[0], (None, g), ())
+    return _apply(_copy_from, (None, g), ())
 
 
 def _check_hook_tuple(hook, result, expected):

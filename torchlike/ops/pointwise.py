@@ -1583,3 +1583,78 @@ def equal(input, other):
 Tensor.allclose = allclose
 Tensor.isclose = isclose
 Tensor.equal = equal
+
+
+# ----- whole-tensor writes: zero_, fill_, copy_ ---------------------------------------------------------------
+@op("ZeroBackward0", save=(), attrs=())
+def _zero(self):
+    return jnp.zeros_like(self)
+
+
+@_zero.derivative
+def _(grad):
+    return jnp.zeros_like(grad)
+
+
+@op("FillBackward2", save=(), nondiff=("value",), attrs=())
+def _fill_scalar(self, value):
+    return jnp.full_like(self, value.astype(self.dtype))
+
+
+@_fill_scalar.derivative
+def _(grad):
+    return jnp.zeros_like(grad)
+
+
+@op("FillBackward3", save=(), attrs=())
+def _fill_tensor(self, value):
+    return jnp.full_like(self, value.astype(self.dtype))
+
+
+@_fill_tensor.derivative
+def _(grad):
+    return jnp.zeros_like(grad), jnp.sum(grad)
+
+
+@op("torch::autograd::CopyBackwards", save=(), attrs=())
+def _copy_from(self, src):
+    """self's shape and dtype with src's values; self None: a plain copy of src (AccumulateGrad's first grad)."""
+    if self is None:
+        return src
+    return jnp.broadcast_to(src.astype(self.dtype), self.shape)
+
+
+@_copy_from.derivative
+def _(grad):
+    return jnp.zeros_like(grad), grad  # the table sums src's gradient to its shape and casts it to its dtype
+
+
+def _zero_(self):
+    """Fill with zeros in place (ZeroBackward0)."""
+    return _apply_inplace(_zero, self, (self,), ())
+
+
+def _fill_(self, value):
+    """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.ndim} dimensions.")
+        return _apply_inplace(_fill_tensor, self, (self, value), ())
+    return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), ())
+
+
+def _copy_(self, src, non_blocking=False):
+    """Copy src's values (broadcast, cast to self's dtype) into self (torch::autograd::CopyBackwards)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+    _broadcast_shape(self._data.shape, src._data.shape)
+    if jnp.broadcast_shapes(self._data.shape, src._data.shape) != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                           f"{list(jnp.broadcast_shapes(self._data.shape, src._data.shape))}")
+    return _apply_inplace(_copy_from, self, (self, src), ())
+
+
+Tensor.zero_ = _zero_
+Tensor.fill_ = _fill_
+Tensor.copy_ = _copy_
