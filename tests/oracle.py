@@ -54,3 +54,41 @@ def graph_with_nr(t):
     if node is None:
         return None
     return (node.name(), [(None if n is None else graph_with_nr(n), nr) for n, nr in node.next_functions])
+
+
+def _dense(t):
+    """Materialise torch's lazy tensors (a ZeroTensor gradient, the conjugate bit) for comparison."""
+    if t is None:
+        return t
+    return torch.zeros_like(t) if t._is_zerotensor() else t.resolve_conj().resolve_neg()
+
+
+def saved_names(node):
+    """The node's ``_saved_*`` attribute names (strides left out: torchlike tensors are always contiguous)."""
+    return {a for a in dir(node) if a.startswith("_saved_") and not a.endswith("_sym_strides")}
+
+
+def compare_graph(a, b, check_saved=True, seen=None):
+    """The torchlike graph below node a has torch's structure below node b, with the same saved values."""
+    seen = set() if seen is None else seen
+    if b is None or a is None:
+        assert a is None and b is None, (a, b)
+        return
+    assert a.name() == b.name(), (a.name(), b.name())
+    if id(b) in seen:
+        return
+    seen.add(id(b))
+    if check_saved:
+        assert saved_names(a) == saved_names(b), a.name()
+        for attr in saved_names(b):
+            expected = getattr(b, attr)
+            assert hasattr(a, attr), (b.name(), attr)
+            actual = getattr(a, attr)
+            if isinstance(expected, torch.Tensor):
+                assert_same(actual, _dense(expected))
+            else:
+                assert actual == expected and type(actual) is type(expected), (b.name(), attr, actual, expected)
+    assert len(a.next_functions) == len(b.next_functions), (a.name(), a.next_functions, b.next_functions)
+    for (na, ia), (nb, ib) in zip(a.next_functions, b.next_functions):
+        assert ia == ib, (a.name(), ia, ib)
+        compare_graph(na, nb, check_saved, seen)

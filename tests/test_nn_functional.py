@@ -14,7 +14,7 @@ import torch.nn.functional as TF
 
 import torchlike as tl
 import torchlike.nn.functional as LF
-from oracle import assert_same
+from oracle import assert_same, compare_graph
 
 RNG = np.random.default_rng(2)
 TOL = {"float32": (2e-5, 2e-5), "float64": (1e-10, 1e-12)}
@@ -37,31 +37,6 @@ def probs(*shape, dtype="float64"):
 def _t(lib, a, rg):
     a = np.asarray(a)
     return lib.tensor(a, requires_grad=bool(rg) and a.dtype.kind == "f")
-
-
-def compare_graph(a, b, seen=None):
-    """Same node names, edges and _saved_* values (strides are not modelled by torchlike) below a and b."""
-    seen = set() if seen is None else seen
-    if a is None or b is None:
-        assert a is None and b is None, (a, b)
-        return
-    assert a.name() == b.name(), (a.name(), b.name())
-    if id(b) in seen:
-        return
-    seen.add(id(b))
-    names = [{x for x in dir(n) if x.startswith("_saved_") and not x.endswith("_sym_strides")} for n in (a, b)]
-    assert names[0] == names[1], (a.name(), names)
-    for attr in dir(b):
-        if attr.startswith("_saved_") and not attr.endswith("_sym_strides"):
-            expected, actual = getattr(b, attr), getattr(a, attr)
-            if isinstance(expected, torch.Tensor):
-                assert_same(actual, expected)
-            else:
-                assert actual == expected, (b.name(), attr, actual, expected)
-    assert len(a.next_functions) == len(b.next_functions), (a.name(), a.next_functions, b.next_functions)
-    for (na, ia), (nb, ib) in zip(a.next_functions, b.next_functions):
-        assert ia == ib
-        compare_graph(na, nb, seen)
 
 
 def run(fn, arrays, rg=None, full_graph=True):

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from oracle import assert_same
+from oracle import assert_same, compare_graph
 
 RNG = np.random.default_rng(1)
 TOL = {"float32": (2e-5, 2e-5), "float64": (1e-10, 1e-12), "complex64": (2e-5, 2e-5), "int64": (0, 0)}
@@ -20,34 +20,6 @@ TOL = {"float32": (2e-5, 2e-5), "float64": (1e-10, 1e-12), "complex64": (2e-5, 2
 def _t(lib, a, rg):
     a = np.asarray(a)
     return lib.tensor(a, requires_grad=bool(rg) and a.dtype.kind in "fc")
-
-
-def compare_graph(a, b, seen=None):
-    """Same node names, edges (with output_nr) and _saved_* values below nodes a (torchlike) and b (torch).
-
-    Strides are not modelled by torchlike (its tensors are always contiguous), so _sym_strides is skipped.
-    """
-    seen = set() if seen is None else seen
-    if a is None or b is None:
-        assert a is None and b is None, (a, b)
-        return
-    assert a.name() == b.name(), (a.name(), b.name())
-    if id(b) in seen:
-        return
-    seen.add(id(b))
-    names = [{x for x in dir(n) if x.startswith("_saved_") and not x.endswith("_sym_strides")} for n in (a, b)]
-    assert names[0] == names[1], (a.name(), names)
-    for attr in dir(b):
-        if attr.startswith("_saved_") and not attr.endswith("_sym_strides"):
-            expected, actual = getattr(b, attr), getattr(a, attr)
-            if isinstance(expected, torch.Tensor):
-                assert_same(actual, expected)
-            else:
-                assert actual == expected, (b.name(), attr, actual, expected)
-    assert len(a.next_functions) == len(b.next_functions), (a.name(), a.next_functions, b.next_functions)
-    for (na, ia), (nb, ib) in zip(a.next_functions, b.next_functions):
-        assert ia == ib
-        compare_graph(na, nb, seen)
 
 
 def _saved_attrs(node, skip=()):

@@ -13,7 +13,7 @@ import torch
 
 import torchlike as tl
 from torchlike.ops import pointwise as P
-from oracle import assert_same, graph_with_nr
+from oracle import assert_same, compare_graph, graph_with_nr, saved_names, _dense
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 4))
@@ -38,45 +38,6 @@ def _tensor(lib, a, grad):
     a = np.asarray(a)
     rg = grad and a.dtype.kind in "fc"
     return tl.tensor(a, requires_grad=rg) if lib is tl else torch.tensor(a, requires_grad=rg)
-
-
-def _dense(t):
-    """Materialise torch's lazy tensors (a ZeroTensor gradient, the conjugate bit) for comparison."""
-    if t is None:
-        return t
-    return torch.zeros_like(t) if t._is_zerotensor() else t.resolve_conj().resolve_neg()
-
-
-def saved_names(node):
-    """The node's ``_saved_*`` attribute names (strides left out: torchlike tensors are always contiguous)."""
-    return {a for a in dir(node) if a.startswith("_saved_") and not a.endswith("_sym_strides")}
-
-
-def compare_graph(a, b, check_saved=True, seen=None):
-    """The torchlike graph below node a has torch's structure below node b, with the same saved values."""
-    seen = set() if seen is None else seen
-    if b is None or a is None:
-        assert a is None and b is None, (a, b)
-        return
-    assert a.name() == b.name(), (a.name(), b.name())
-    if id(b) in seen:
-        return
-    seen.add(id(b))
-    if check_saved:
-        assert saved_names(a) == saved_names(b), a.name()
-        for attr in dir(b):
-            if attr.startswith("_saved_"):
-                expected = getattr(b, attr)
-                assert hasattr(a, attr), (b.name(), attr)
-                actual = getattr(a, attr)
-                if isinstance(expected, torch.Tensor):
-                    assert_same(actual, _dense(expected))
-                else:
-                    assert actual == expected and type(actual) is type(expected), (b.name(), attr, actual, expected)
-    assert len(a.next_functions) == len(b.next_functions), (a.name(), a.next_functions, b.next_functions)
-    for (na, ia), (nb, ib) in zip(a.next_functions, b.next_functions):
-        assert ia == ib, (a.name(), ia, ib)
-        compare_graph(na, nb, check_saved, seen)
 
 
 def check(fn, *arrays, grad=True, backward=True, check_saved=True, tol=None, cotangent=None):

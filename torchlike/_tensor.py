@@ -8,11 +8,10 @@ The math methods (``sin``, ``__add__``, ...) are attached by the op modules in `
 import warnings
 import weakref
 
-import jax
 import numpy as np
 
 from . import _dtype
-from ._device import device as _device_cls, _device_of
+from ._device import _device_of
 from . import autograd as _autograd
 from .autograd import grad_mode as _gm
 from .autograd.graph import AccumulateGrad, _add_hook
