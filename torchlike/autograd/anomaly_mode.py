@@ -1,5 +1,6 @@
 """Anomaly detection switches (the NaN check and forward tracebacks come with the graph-surface work)."""
 import threading
+import traceback
 import warnings
 
 
@@ -49,3 +50,8 @@ class detect_anomaly:
     def __exit__(self, *exc):
         _anomaly.enabled, _anomaly.check_nan = self._prev
         return False
+
+
+def _forward_trace():
+    """The Python stack where a node is being made (kept on the node while anomaly mode is on)."""
+    return traceback.format_stack()[:-2]

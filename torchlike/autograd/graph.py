@@ -69,6 +69,7 @@ class Node:
     _retains_grad = None  # dict output_nr -> weakref of the tensor that called retain_grad()
     _metadata = None
     _mask = None  # op nodes: which next edges need a gradient (lets grad(inputs=...) prune formulas)
+    _anomaly_trace = None  # the forward-pass stack that made the node, recorded in anomaly mode
 
     def name(self):
         return self._name

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..autograd import grad_mode as _gm
+from ..autograd.anomaly_mode import _anomaly, _forward_trace
 from ..autograd.graph import Node, _FREED_MSG, _SavedTensor, _saved_property, _seq_counter
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 
@@ -300,6 +301,8 @@ def _new_node(op, args, arrays, statics, out_meta):
     # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
     node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in op.diff])
     node._out_meta = out_meta
+    if _anomaly.enabled:  # anomaly mode: remember where in the forward pass this node was made
+        node._anomaly_trace = _forward_trace()
     return node
 
 
