@@ -17,7 +17,7 @@ From a declaration the table builds:
 - the backward, jit-compiled once per (statics, input shapes and dtypes, which inputs need a gradient):
   it reduces broadcast gradients back to each input's shape and casts them to the input's dtype,
   and skips (XLA dead-code-eliminates) gradients nobody needs;
-- the Node class (``MulBackward0``) with ``_saved_<name>`` properties for the saved tensors and statics.
+- the Node class (``MulBackward0``) with ``_saved_<name>`` properties for the saved tensors and ``attrs``.
 
 With ``create_graph=True`` the backward itself runs as a differentiable op (``_FnOp``) whose own
 backward is ``jax.vjp`` of the jitted formula, so derivatives of any order work. The engine sees
