@@ -14,7 +14,7 @@ from . import _dtype
 from ._device import _device_of
 from . import autograd as _autograd
 from .autograd import grad_mode as _gm
-from .autograd.graph import AccumulateGrad, _add_hook
+from .autograd.graph import AccumulateGrad, _add_hook, _Hooks
 
 _new = object.__new__
 _new_size = tuple.__new__
@@ -32,7 +32,7 @@ _NONLEAF_GRAD_WARNING = (
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for "
     "a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
     "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
-    "more informations."
+    "more information."
 )
 
 _TYPE_NAMES = {
@@ -219,7 +219,7 @@ class Tensor:
         if self._grad_fn is not None:
             return self._grad_fn._register_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
-            self._hooks = {}
+            self._hooks = _Hooks()
         return _add_hook(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -229,7 +229,7 @@ class Tensor:
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_acc_hooks is None:
-            self._post_acc_hooks = {}
+            self._post_acc_hooks = _Hooks()
         return _add_hook(self._post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -1,4 +1,5 @@
-"""Anomaly detection switches (the NaN check and forward tracebacks come with the graph-surface work)."""
+"""Anomaly detection: switches, the forward stack recorded on each node, and the warning showing it."""
+import os
 import threading
 import traceback
 import warnings
@@ -52,6 +53,25 @@ class detect_anomaly:
         return False
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _forward_trace():
-    """The Python stack where a node is being made (kept on the node while anomaly mode is on)."""
-    return traceback.format_stack()[:-2]
+    """The Python stack where a node is being made (kept on the node while anomaly mode is on), without
+    the frames inside torchlike, so the user's line comes last."""
+    frames = traceback.extract_stack()
+    end = len(frames)
+    while end > 0 and frames[end - 1].filename.startswith(_PACKAGE_DIR):
+        end -= 1
+    return traceback.format_list(frames[:end])
+
+
+def _warn_forward_trace(node):
+    """torch's warning when a node fails in backward under anomaly mode: the forward stack that made it."""
+    trace = getattr(node, "_anomaly_trace", None)
+    if trace:
+        msg = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(trace)
+    else:
+        msg = (f"Error detected in {node.name()}. No forward pass information available. Enable detect anomaly "
+               "during forward pass for more information.")
+    warnings.warn(msg, UserWarning, stacklevel=3)

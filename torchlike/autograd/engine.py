@@ -18,18 +18,37 @@ looks only at graph structure, shapes and dtypes (so it runs on JAX tracers), an
 """
 import heapq
 import itertools
+import logging
 import threading
 
 from . import grad_mode as _gm
-from .anomaly_mode import _anomaly
+from .anomaly_mode import _anomaly, _warn_forward_trace
 from .graph import AccumulateGrad
 
+_log = logging.getLogger("torchlike.autograd")
 _task_ids = itertools.count()
 _current = threading.local()
 
 
+_NO_TASK = (-1, None, None, None)
+
+
 def _current_graph_task_id():
-    return getattr(_current, "task_id", -1)
+    """Id of the backward running in this thread (-1 outside backward), as torch's."""
+    return getattr(_current, "task", _NO_TASK)[0]
+
+
+def _will_engine_execute_node(node):
+    """Whether the backward running in this thread will run ``node`` (or capture its gradient), as torch's."""
+    task_id, seen, needed, captures = getattr(_current, "task", _NO_TASK)
+    if task_id == -1:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if needed is None:  # no inputs given: every node reachable from the roots runs
+        return node in seen
+    if captures and node in captures and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in needed or node in captures
 
 
 def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_grad=True,
@@ -54,6 +73,9 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 if nxt not in seen:
                     seen.add(nxt)
                     stack.append(nxt)
+
+    # debug logging, as torch: temporary pre-hooks on the whole graph (nothing per node when off)
+    log_handles = _register_logging_hooks(seen) if _log.isEnabledFor(logging.DEBUG) else None
 
     # 2. which nodes run, which gradients are captured
     needed = None
@@ -85,10 +107,11 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
             heapq.heappush(heap, (-node._seq, next(tie), node))
 
     prev_mode = _gm._state.grad_enabled
-    prev_task = getattr(_current, "task_id", -1)
+    prev_task = getattr(_current, "task", _NO_TASK)
     check_nan = _anomaly.enabled and _anomaly.check_nan
     _gm._state.grad_enabled = create_graph
-    _current.task_id = next(_task_ids)
+    _current.task = (next(_task_ids), seen, needed, captures)
+    node = None
     try:
         heappop, heappush = heapq.heappop, heapq.heappush
         while heap:
@@ -144,9 +167,16 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 if left == 0:
                     heappush(heap, (-nxt._seq, next(tie), nxt))
+    except BaseException:
+        if _anomaly.enabled and node is not None:
+            _warn_forward_trace(node)
+        raise
     finally:
         _gm._state.grad_enabled = prev_mode
-        _current.task_id = prev_task
+        _current.task = prev_task
+        if log_handles is not None:
+            for h in log_handles:
+                h.remove()
 
     if captured is not None and not allow_unused:
         for i, g in enumerate(captured):
@@ -154,6 +184,24 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
     return captured
+
+
+def _fmt_grad(g):
+    """torch's short form of a gradient in the debug log: 'f32[2, 3]', 'None'."""
+    if g is None:
+        return "None"
+    dt = g._data.dtype
+    abbr = "bf16" if dt.name == "bfloat16" else f"{dt.kind if dt.kind != 'b' else 'b'}{dt.itemsize * 8}"
+    return f"{abbr}[{', '.join(map(str, g._data.shape))}]"
+
+
+def _register_logging_hooks(nodes):
+    """One logging pre-hook per node of the graph (torch's _register_logging_hooks_on_whole_graph)."""
+    def hook_for(node):
+        def log_prehook(grad_outputs):
+            _log.debug("Executing: %s with grad_outputs: [%s]", node, ",".join(map(_fmt_grad, grad_outputs)))
+        return log_prehook
+    return [node.register_prehook(hook_for(node)) for node in nodes]
 
 
 def _check_nan(node, outputs):

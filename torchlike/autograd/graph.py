@@ -7,6 +7,7 @@ Tensor <-> Node reference cycle: a graph is freed the moment its last output ten
 """
 import itertools
 import sys
+import threading
 import weakref
 
 _seq_counter = itertools.count()
@@ -80,15 +81,23 @@ class Node:
     def _sequence_nr(self):
         return self._seq
 
+    @property
     def metadata(self):
+        """A per-node dict for user data (a property, as on torch's built-in nodes)."""
         if self._metadata is None:
             self._metadata = {}
         return self._metadata
 
     @property
     def _input_metadata(self):
+        """Per forward output: shape (Size), dtype and device, as torch's ``_InputMetadata``."""
+        import jax
         from ..ops._registry import _InputMetadata
-        return [_InputMetadata(aval.shape, aval.dtype, None) for aval in self._out_meta]
+        from .._dtype import _from_np
+        from .._device import _device_of_jax
+        from .._tensor import Size
+        dev = _device_of_jax(jax.devices()[0])
+        return tuple(_InputMetadata(Size(aval.shape), _from_np(aval.dtype), dev) for aval in self._out_meta)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs) -> tuple | None`` runs before the node; a tuple replaces grad_outputs."""
@@ -228,3 +237,71 @@ def get_gradient_edge(tensor):
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
     return GradientEdge(*tensor._gradient_edge())
+
+
+class _MultiHandle:
+    """Handle of a multi-grad hook: ``remove()`` removes the hook from every tensor."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __getstate__(self):
+        return self.handles
+
+    def __setstate__(self, state):
+        self.handles = state
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward: mode "all" with the list of the tensors' gradients (None for those
+    not computed in this backward) after the last one is computed; mode "any" with the first gradient."""
+    from . import engine
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    lock = threading.Lock()
+    tensors = tuple(tensors)
+    if mode == "any":
+        ran = set()  # graph task ids in which fn already ran
+
+        def any_hook(grad):
+            task = engine._current_graph_task_id()
+            with lock:
+                if task in ran:
+                    return
+                ran.add(task)
+            fn(grad)
+        return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad))
+
+    nodes = [t._gradient_edge()[0] for t in tensors]  # held, so a leaf keeps its AccumulateGrad
+    state = {}  # graph task id -> [calls so far, expected calls, gradient buffer]
+
+    def inner_hook(idx):
+        def hook(grad):
+            task = engine._current_graph_task_id()
+            with lock:
+                entry = state.get(task)
+                if entry is None:
+                    expected = sum(map(engine._will_engine_execute_node, nodes))
+                    entry = state[task] = [0, expected, [None] * len(tensors)]
+                entry[0] += 1
+                entry[2][idx] = grad
+                done = entry[0] == entry[1]
+                if done:
+                    del state[task]
+            if done:
+                fn(entry[2])
+        return hook
+    return _MultiHandle(tuple(t.register_hook(inner_hook(i)) for i, t in enumerate(tensors) if t.requires_grad))
+
+
+from ._dot import to_dot, draw  # noqa: E402,F401  (graph pictures; imports nothing at load time)
