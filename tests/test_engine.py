@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import torchlike as tl
+from torchlike.autograd.graph import _FREED
 
 LIBS = pytest.mark.parametrize("L", [torch, tl], ids=["torch", "torchlike"])
 RNG = np.random.default_rng(0)
@@ -101,7 +102,7 @@ def test_saved_arrays_are_released_after_backward():
     saved = [sin_node._for_backward[0].tensor._data, exp_node._for_backward[0].data]  # exp's output, saved twice
     refs = sys.getrefcount(saved[0])
     z.backward()
-    assert sin_node._for_backward is None and exp_node._for_backward is None
+    assert sin_node._for_backward == (_FREED,) and exp_node._for_backward == (_FREED,)
     assert sys.getrefcount(saved[0]) == refs - 2  # neither the saved input nor the saved result holds it
 
 
@@ -277,7 +278,7 @@ def test_is_grads_batched_frees_the_graph():
     x, w = leaves(tl, A34, W42)
     y = tl.mm(x, w).exp()
     tl.autograd.grad(y, [x], tl.ones(4, 3, 2), is_grads_batched=True)
-    assert y.grad_fn._for_backward is None and y.grad_fn.next_functions[0][0]._for_backward is None
+    assert y.grad_fn._for_backward == (_FREED,) and y.grad_fn.next_functions[0][0]._for_backward[0] is _FREED
 
 
 def test_create_graph_warning_once_and_only_for_backward():
@@ -509,3 +510,17 @@ def test_graph_task_id():
     y.grad_fn.register_prehook(lambda g: seen.append(_current_graph_task_id()))
     y.sum().backward()
     assert _current_graph_task_id() == -1 and seen[0] >= 0
+
+
+def test_slot_never_saved_reads_none_after_backward():
+    """x * w with only w requiring grad saves x, not w: after backward _saved_other is None, _saved_self raises."""
+    def run(T):
+        x = T.tensor([1., 2., 3.])
+        w = T.tensor([4., 5., 6.], requires_grad=True)
+        y = x * w
+        node = y.grad_fn
+        y.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            node._saved_self
+        return node._saved_other
+    assert run(tl) is None and run(torch) is None

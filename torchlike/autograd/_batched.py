@@ -96,5 +96,4 @@ def _release(roots, edges):
     """Free what the vmapped run kept (it ran with retain_graph=True): the saved tensors of the nodes it ran."""
     captures = {node: [] for node, _ in edges}
     for node in _nodes_to_execute([n for n, _ in roots], set(), captures):
-        if node._for_backward:
-            node._for_backward = None
+        node._release()

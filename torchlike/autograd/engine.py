@@ -150,7 +150,7 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
             else:  # no gradient reached this node: nothing to compute, but its children still count it
                 outputs = [None] * len(node.next_functions)
             if not keep_graph and node._for_backward:
-                node._for_backward = None
+                node._release()
             if node._post_hooks:
                 outputs = _call_post_hooks(node, outputs, grads)
             for (nxt, nr), g in zip(node.next_functions, outputs):

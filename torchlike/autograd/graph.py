@@ -11,6 +11,7 @@ import threading
 import weakref
 
 _seq_counter = itertools.count()
+_FREED = type("_Freed", (), {"__repr__": lambda self: "<freed>"})()  # a released saved-tensor slot
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -62,7 +63,7 @@ class Node:
     _name = "Node"
     _seq = 0
     next_functions = ()
-    _for_backward = ()  # saved tensors; None once freed by a backward without retain_graph
+    _for_backward = ()  # saved tensors (None: a slot not needed); _FREED once a backward released them
     _out_meta = ()  # per forward output: its jax aval (ShapedArray: .shape, .dtype)
     _pre_hooks = None  # dict id -> fn(grad_outputs)
     _post_hooks = None  # dict id -> fn(grad_inputs, grad_outputs)
@@ -124,8 +125,11 @@ class Node:
         raise NotImplementedError
 
     def _release(self):
-        if self._for_backward:
-            self._for_backward = None
+        """Free the saved tensors once a backward without retain_graph is done with them; a slot that was
+        never filled stays None (torch reads it as None even then), the others raise torch's error."""
+        saved = self._for_backward
+        if saved:
+            self._for_backward = tuple([None if s is None else _FREED for s in saved])
 
 
 class AccumulateGrad(Node):
@@ -209,10 +213,9 @@ def _short_name(name):
 def _saved_property(index):
     """Property ``_saved_<name>`` of an op node: the saved value as a Tensor, or a saved static."""
     def get(node):
-        saved = node._for_backward
-        if saved is None:
+        s = node._for_backward[index]
+        if s is _FREED:
             raise RuntimeError(_FREED_MSG)
-        s = saved[index]
         return s.unpack(node) if isinstance(s, _SavedTensor) else s
     return property(get)
 

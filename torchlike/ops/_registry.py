@@ -33,7 +33,7 @@ import numpy as np
 
 from ..autograd import grad_mode as _gm
 from ..autograd.anomaly_mode import _anomaly, _forward_trace
-from ..autograd.graph import Node, _FREED_MSG, _SavedTensor, _saved_property, _seq_counter
+from ..autograd.graph import Node, _FREED, _FREED_MSG, _SavedTensor, _saved_property, _seq_counter
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 
 _InputMetadata = collections.namedtuple(
@@ -47,7 +47,7 @@ class _OpNode(Node):
 
     def _apply(self, grads, mask=None):
         saved = self._for_backward
-        if saved is None:
+        if _FREED in saved:
             raise RuntimeError(_FREED_MSG)
         op = self._op
         if mask is None:
