@@ -125,7 +125,7 @@ def chain_workload(n_ops=1000):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     rows = [("small MLP step (32x784-128-128-10)", mlp_workload(), 20),
             ("1,000-op sin chain, float32[1024]", chain_workload(), 1)]

@@ -13,6 +13,22 @@ import weakref
 _seq_counter = itertools.count()
 _FREED = type("_Freed", (), {"__repr__": lambda self: "<freed>"})()  # a released saved-tensor slot
 
+
+class _AllFreed:
+    """``_for_backward`` of a node whose saved slots were all filled and then released: every slot is _FREED."""
+
+    def __getitem__(self, index):
+        return _FREED
+
+    def __contains__(self, item):
+        return item is _FREED
+
+    def __bool__(self):
+        return False  # nothing left to release
+
+
+_ALL_FREED = _AllFreed()
+
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -129,7 +145,8 @@ class Node:
         never filled stays None (torch reads it as None even then), the others raise torch's error."""
         saved = self._for_backward
         if saved:
-            self._for_backward = tuple([None if s is None else _FREED for s in saved])
+            self._for_backward = _ALL_FREED if None not in saved else tuple([None if s is None else _FREED
+                                                                                for s in saved])
 
 
 class AccumulateGrad(Node):

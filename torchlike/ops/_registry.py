@@ -34,14 +34,15 @@ import numpy as np
 from ..autograd import grad_mode as _gm
 from ..autograd.anomaly_mode import _anomaly, _forward_trace
 from ..autograd.graph import Node, _FREED, _FREED_MSG, _SavedTensor, _saved_property, _seq_counter
-from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
+from .._tensor import Tensor, _VersionCounter, _wrap, _new, _differentiable_dtype, _type_string
 
 _InputMetadata = collections.namedtuple(
     "_InputMetadata", "shape dtype device is_nested_tensor is_cpp_nested_tensor", defaults=(None, False, False))
 
 
 class _OpNode(Node):
-    """Node of a table op. Instance fields: next_functions, _seq, _mask, _statics, _in_meta, _out_meta, _saved."""
+    """Node of a table op. Instance fields: next_functions, _seq, _mask, _statics, _in_meta, _out_meta,
+    _for_backward (the saved tensors)."""
 
     _op = None
 
@@ -64,7 +65,15 @@ class _OpNode(Node):
             args = [s.unpack_data(self) if s is not None else None for s in saved]
             for g in grads:
                 args.append(g._data if g is not None else None)
-            outs = [None if o is None else _wrap(o) for o in compiled[0](*args)]
+            outs = []
+            for o in compiled[0](*args):
+                if o is not None:
+                    t = _new(Tensor)
+                    t._data = o
+                    o = t
+                outs.append(o)
+        if len(outs) == len(mask):  # every edge got a gradient slot
+            return outs
         it = iter(outs)
         return [next(it) if m else None for m in mask]
 
@@ -278,28 +287,38 @@ def _apply(op, args, statics):
     return tuple(None if o is None else _wrap(o) for o in outs)
 
 
+_ONE_TRUE = (True,)
+
+
 def _new_node(op, args, arrays, statics, out_meta):
     """A node of ``op`` with its edges to the inputs' nodes (no outputs, nothing saved yet)."""
     node = _new(op.node_cls)
     node._seq = next(_seq_counter)
-    edges = []
-    mask = []
-    for i in op.diff:
-        t = args[i]
-        if t is None or not t._requires_grad:
-            edges.append((None, 0))
-            mask.append(False)
-        elif t._grad_fn is not None:
-            edges.append((t._grad_fn, t._output_nr))
-            mask.append(True)
-        else:
-            edges.append((t._grad_accumulator(), 0))
-            mask.append(True)
-    node.next_functions = tuple(edges)
-    node._mask = tuple(mask)
+    diff = op.diff
+    if len(diff) == 1 and args[diff[0]]._grad_fn is not None:  # the most common case, made short
+        t = args[diff[0]]
+        node.next_functions = ((t._grad_fn, t._output_nr),)
+        node._mask = _ONE_TRUE
+        node._in_meta = (arrays[diff[0]].aval,)
+    else:
+        edges = []
+        mask = []
+        for i in diff:
+            t = args[i]
+            if t is None or not t._requires_grad:
+                edges.append((None, 0))
+                mask.append(False)
+            elif t._grad_fn is not None:
+                edges.append((t._grad_fn, t._output_nr))
+                mask.append(True)
+            else:
+                edges.append((t._grad_accumulator(), 0))
+                mask.append(True)
+        node.next_functions = tuple(edges)
+        node._mask = tuple(mask)
+        # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
+        node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in diff])
     node._statics = statics
-    # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
-    node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in op.diff])
     node._out_meta = out_meta
     if _anomaly.enabled:  # anomaly mode: remember where in the forward pass this node was made
         node._anomaly_trace = _forward_trace()
@@ -361,7 +380,10 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                     continue
             if kind == "out":
                 t = results[index]
-                saved.append(_SavedTensor(outs[index], None, t._version_counter(), index))
+                vc = t._vc
+                if vc is None:
+                    vc = t._vc = _VersionCounter()
+                saved.append(_SavedTensor(outs[index], None, vc, index))
             else:
                 t = args[index]
                 if t is None:
@@ -376,7 +398,10 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                     # the pre-mutation value of an in-place target, or a Python scalar: nothing to check
                     saved.append(_SavedTensor(arrays[index], None if t is inplace else t, None, -1))
                 else:
-                    saved.append(_SavedTensor(arrays[index], t, t._version_counter(), -1))
+                    vc = t._vc
+                    if vc is None:
+                        vc = t._vc = _VersionCounter()
+                    saved.append(_SavedTensor(arrays[index], t, vc, -1))
         node._for_backward = tuple(saved)
     return results
 
