@@ -377,3 +377,17 @@ def test_debug_logging():
     finally:
         logging.getLogger("torchlike.autograd").removeHandler(handler)
     assert handler.messages == []
+
+
+def test_increment_version_matches_torch():
+    def run(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x * 2
+        z = y * y  # saves y at version 0
+        T.autograd.graph.increment_version(y)
+        T.autograd.graph.increment_version([x, y])
+        with pytest.raises(RuntimeError) as err:
+            z.sum().backward()
+        T.autograd.graph.set_warn_on_accumulate_grad_stream_mismatch(False)
+        return x._version, y._version, str(err.value).split(";")[0]
+    assert run(tl) == run(torch)

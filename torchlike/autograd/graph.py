@@ -325,3 +325,15 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
 
 from ._dot import to_dot, draw  # noqa: E402,F401  (graph pictures; imports nothing at load time)
+
+
+def increment_version(tensor):
+    """Bump the version counter of a tensor (or of each tensor of an iterable), as an in-place write would."""
+    from .._tensor import Tensor
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        if not t._is_inference:  # inference tensors have no version counter: a no-op, as in torch
+            t._version_counter().version += 1
+
+
+def set_warn_on_accumulate_grad_stream_mismatch(enabled):
+    """Accepted for compatibility: torch's CUDA-stream warning has no counterpart on JAX (a no-op)."""
