@@ -70,6 +70,7 @@ class Tensor:
     _acc_ref = None  # weakref to this leaf's AccumulateGrad
     _base = None
     _is_inference = False
+    _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
 
     def __new__(cls, *args, **kwargs):

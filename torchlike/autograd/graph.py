@@ -169,6 +169,104 @@ class AccumulateGrad(Node):
         return []
 
 
+class _SavedHooksState(threading.local):
+    stack = ()  # (pack, unpack) pairs, innermost last
+    disabled = None  # error message while disable_saved_tensors_hooks is active
+
+
+_saved_hooks = _SavedHooksState()
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside it are ``pack``-ed at save time (once, under no_grad)
+    and ``unpack``-ed on every use. Thread-local; the innermost pair wins; no version check is done."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _saved_hooks.disabled is not None:
+            raise RuntimeError(_saved_hooks.disabled)
+        _saved_hooks.stack = _saved_hooks.stack + ((self.pack_hook, self.unpack_hook),)
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.stack = _saved_hooks.stack[:-1]
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to host memory at save time and come back to their device when used."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            return t.device, t.cpu()
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device, non_blocking=pin_memory)
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Inside it, entering ``saved_tensors_hooks`` raises ``RuntimeError(error_message)``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = _saved_hooks.disabled
+        _saved_hooks.disabled = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.disabled = self._prev
+        return False
+
+
+_PACK_MUTATES = ("A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+                 "cannot be modified by in-place operations as this can lead to unexpected side-effects. Please open "
+                 "an issue if you need to perform in-place operations on the input to a pack hook.")
+
+
+class _HookedSavedTensor:
+    """A tensor saved while saved_tensors_hooks were active: what ``pack`` returned, and the ``unpack`` hook."""
+
+    __slots__ = ("packed", "unpack_hook", "output_nr", "edge")
+
+    def __init__(self, tensor, hooks, output_nr):
+        from .grad_mode import no_grad
+        pack, self.unpack_hook = hooks
+        version = tensor._version
+        with no_grad():
+            self.packed = pack(tensor)
+        if tensor._version != version:
+            raise RuntimeError(_PACK_MUTATES)
+        self.output_nr = output_nr  # >= 0 for a saved output of the owning node
+        self.edge = tensor._gradient_edge() if output_nr < 0 and tensor._requires_grad else None
+
+    def unpack(self, node):
+        """A new tensor with unpack's data and the saved tensor's autograd metadata (as torch overwrites it)."""
+        from .._tensor import Tensor, _wrap
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        out = _wrap(t._data)
+        fn, nr = (node, self.output_nr) if self.output_nr >= 0 else (self.edge or (None, 0))
+        if fn is not None:
+            out._requires_grad = True
+            if isinstance(fn, AccumulateGrad):  # a leaf: same accumulator as the saved leaf
+                out._acc_ref = weakref.ref(fn)
+            else:
+                out._grad_fn, out._output_nr = fn, nr
+        return out
+
+    def unpack_data(self, node):
+        return self.unpack(node)._data
+
+
 class _SavedTensor:
     """One tensor saved for backward: its data at save time plus what the version check needs."""
 
@@ -233,7 +331,7 @@ def _saved_property(index):
         s = node._for_backward[index]
         if s is _FREED:
             raise RuntimeError(_FREED_MSG)
-        return s.unpack(node) if isinstance(s, _SavedTensor) else s
+        return s.unpack(node) if s is not None else None
     return property(get)
 
 

@@ -33,7 +33,8 @@ import numpy as np
 
 from ..autograd import grad_mode as _gm
 from ..autograd.anomaly_mode import _anomaly, _forward_trace
-from ..autograd.graph import Node, _FREED, _FREED_MSG, _SavedTensor, _saved_property, _seq_counter
+from ..autograd.graph import (Node, _FREED, _FREED_MSG, _HookedSavedTensor, _SavedTensor, _saved_hooks,
+                               _saved_property, _seq_counter)
 from .._tensor import Tensor, _VersionCounter, _wrap, _new, _differentiable_dtype, _type_string
 
 _InputMetadata = collections.namedtuple(
@@ -370,6 +371,7 @@ def _record(op, args, arrays, statics, outs, inplace=None):
 
     if op.saves:
         saved = []
+        hooks = _saved_hooks.stack
         for name, kind, index, needed_by in op.saves:
             if needed_by:  # saved only if a gradient that uses it will be computed
                 for j in needed_by:
@@ -378,6 +380,12 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                 else:
                     saved.append(None)
                     continue
+            if hooks and not (kind == "in" and (args[index] is None or args[index]._wrapped_number)):
+                t = results[index] if kind == "out" else args[index]
+                if t is inplace:  # the pre-mutation value of an in-place target
+                    t = _wrap(arrays[index])
+                saved.append(_HookedSavedTensor(t, hooks[-1], index if kind == "out" else -1))
+                continue
             if kind == "out":
                 t = results[index]
                 vc = t._vc

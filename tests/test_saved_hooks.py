@@ -1,0 +1,123 @@
+"""Saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks and friends) against torch 2.13."""
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+
+
+def _trace(T):
+    """Pack/unpack calls, what _saved_* returns under hooks, gradients, and the skipped version check."""
+    calls = []
+
+    def pack(t):
+        calls.append(("pack", tuple(t.shape), T.is_grad_enabled(), t.requires_grad))
+        return t.detach()
+
+    def unpack(t):
+        calls.append(("unpack", tuple(t.shape)))
+        return t
+
+    out = {}
+    x = T.tensor([1., 2., 3.], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = x * 2.0  # the wrapped scalar is saved without going through pack
+        z = y.exp()
+        w = x * y
+    out["packs"] = sorted(calls)
+    calls.clear()
+    out["scalar"] = y.grad_fn._saved_other.item()
+    s = w.grad_fn._saved_self
+    out["saved_leaf"] = (s is x, s.requires_grad, s.grad_fn is None, s.is_leaf, list(calls))
+    calls.clear()
+    s = w.grad_fn._saved_other
+    out["saved_nonleaf"] = (s is y, s.requires_grad, s.grad_fn is y.grad_fn)
+    r = z.grad_fn._saved_result
+    out["saved_result"] = (r is z, r.grad_fn is z.grad_fn)
+    calls.clear()
+    (z.sum() + w.sum()).backward()
+    out["backward"] = sorted(calls)
+    out["grad"] = x.grad.tolist()
+    a = x * 1
+    # pack copies: torchlike's detach() does not share storage yet (JAX arrays are immutable; views come later)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), unpack):
+        m = a * a
+    with T.no_grad():
+        a.add_(1)  # hooks active at save time: no version check, unpack's (old) data is used
+    m.sum().backward()
+    out["no_version_check"] = x.grad.tolist()
+    return out
+
+
+def test_pack_unpack_semantics_match_torch():
+    assert _trace(tl) == _trace(torch)
+
+
+def _errors(T):
+    x = T.tensor([1., 2., 3.], requires_grad=True)
+    msgs = []
+
+    def bad_pack(t):
+        t.add_(1)
+        return t
+    a = x * 1
+    with T.autograd.graph.saved_tensors_hooks(bad_pack, lambda t: t):
+        with pytest.raises(RuntimeError) as e:
+            a.exp()
+    msgs.append(str(e.value))
+    with T.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        with pytest.raises(RuntimeError) as e:
+            with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    msgs.append(str(e.value))
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 5):
+        q = x.exp()
+    with pytest.raises(TypeError) as e:
+        q.sum().backward()
+    msgs.append(str(e.value))
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):  # usable again after disable exits
+        msgs.append("ok")
+    return msgs
+
+
+def test_errors_match_torch():
+    assert _errors(tl) == _errors(torch)
+
+
+def test_innermost_hooks_win_and_thread_local():
+    seen = []
+    x = tl.tensor([1., 2.], requires_grad=True)
+    with tl.autograd.graph.saved_tensors_hooks(lambda t: seen.append("outer") or t, lambda t: t):
+        with tl.autograd.graph.saved_tensors_hooks(lambda t: seen.append("inner") or t, lambda t: t):
+            y = x.exp()
+            other = []
+            thread = threading.Thread(target=lambda: other.append((x.sin(), list(seen))))
+            thread.start()
+            thread.join()
+    assert seen == ["inner"]  # the thread's sin() did not pack through this thread's hooks
+    assert other[0][1] == ["inner"]
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1., 2.]), rtol=1e-6)
+
+
+def test_save_on_cpu_gradients_match_torch():
+    def run(T):
+        x = T.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        with T.autograd.graph.save_on_cpu():
+            y = (x @ x).sin().sum()
+        y.backward()
+        return x.grad.tolist()
+    np.testing.assert_allclose(run(tl), run(torch), rtol=1e-6)
+
+
+def test_hooked_saved_tensors_support_double_backward():
+    def run(T):
+        x = T.tensor([0.5, 1.5], requires_grad=True)
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+            y = (x * x * x).sum()
+        g, = T.autograd.grad(y, x, create_graph=True)
+        h, = T.autograd.grad(g.sum(), x)
+        return g.tolist(), h.tolist()
+    assert run(tl) == run(torch)
