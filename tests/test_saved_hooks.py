@@ -121,3 +121,31 @@ def test_hooked_saved_tensors_support_double_backward():
         h, = T.autograd.grad(g.sum(), x)
         return g.tolist(), h.tolist()
     assert run(tl) == run(torch)
+
+
+def _raw(T):
+    out = []
+    x = T.tensor([1., 2.], requires_grad=True)
+    y = x.exp()
+    raw = y.grad_fn._raw_saved_result
+    raw.register_hooks(lambda t: out.append(("pack", tuple(t.shape))) or t.detach(),
+                       lambda t: out.append("unpack") or t)
+    out.append("registered")
+    for fn in (lambda: raw.register_hooks(lambda t: t, lambda t: t),):
+        with pytest.raises(RuntimeError) as e:
+            fn()
+        out.append(str(e.value))
+    y.sum().backward()
+    out.append(x.grad.tolist())
+    with pytest.raises(RuntimeError) as e:
+        raw.register_hooks(lambda t: t, lambda t: t)
+    out.append(str(e.value))
+    z = T.tensor([1., 2.]) * x  # only `self` is saved: `other` is an empty slot
+    with pytest.raises(RuntimeError) as e:
+        z.grad_fn._raw_saved_other.register_hooks(lambda t: t, lambda t: t)
+    out.append(str(e.value))
+    return out
+
+
+def test_raw_saved_register_hooks_match_torch():
+    assert _raw(tl) == _raw(torch)

@@ -325,6 +325,51 @@ def _short_name(name):
     return name[:i] if i > 0 and name[i + 8:].isdigit() else name
 
 
+class SavedTensor:
+    """What ``node._raw_saved_<name>`` returns: one saved slot, on which per-tensor hooks can be set."""
+
+    def __init__(self, node, index):
+        self._node, self._index = node, index
+
+    def _slot(self):
+        return self._node._for_backward[self._index]
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack the saved tensor now with ``pack_hook``; ``unpack_hook`` then runs on every use."""
+        slot = self._slot()
+        if slot is _FREED:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
+                "to backward through the graph a second time or if you need to access saved variables after "
+                "calling backward.")
+        if slot is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        if isinstance(slot, _HookedSavedTensor):
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        node = self._node
+        tensor = slot.unpack(node)
+        if slot.output_nr < 0 and slot.tensor is None:  # the pre-mutation value of an in-place target
+            from .._tensor import _wrap
+            tensor = _wrap(slot.data)
+        hooked = _HookedSavedTensor(tensor, (pack_hook, unpack_hook), slot.output_nr)
+        slots = list(node._for_backward)
+        slots[self._index] = hooked
+        node._for_backward = tuple(slots)
+
+    def unpack(self):
+        slot = self._slot()
+        if slot is _FREED:
+            raise RuntimeError(_FREED_MSG)
+        return None if slot is None else slot.unpack(self._node)
+
+
+def _raw_saved_property(index):
+    """Property ``_raw_saved_<name>`` of an op node: the slot itself (a SavedTensor)."""
+    return property(lambda node: SavedTensor(node, index))
+
+
 def _saved_property(index):
     """Property ``_saved_<name>`` of an op node: the saved value as a Tensor, or a saved static."""
     def get(node):

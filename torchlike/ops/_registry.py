@@ -34,7 +34,7 @@ import numpy as np
 from ..autograd import grad_mode as _gm
 from ..autograd.anomaly_mode import _anomaly, _forward_trace
 from ..autograd.graph import (Node, _FREED, _FREED_MSG, _HookedSavedTensor, _SavedTensor, _saved_hooks,
-                               _saved_property, _seq_counter)
+                               _raw_saved_property, _saved_property, _seq_counter)
 from .._tensor import Tensor, _VersionCounter, _wrap, _new, _differentiable_dtype, _type_string
 
 _InputMetadata = collections.namedtuple(
@@ -114,6 +114,7 @@ class OpDef:
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
         for i, (name, *_) in enumerate(self.saves):
             props["_saved_" + name] = _saved_property(i)
+            props["_raw_saved_" + name] = _raw_saved_property(i)
         for name in attrs:
             props["_saved_" + name] = self._attr_property(name, name in unsigned)
         self.node_cls = type(node_name, (_OpNode,), props)
