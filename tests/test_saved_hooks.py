@@ -149,3 +149,31 @@ def _raw(T):
 
 def test_raw_saved_register_hooks_match_torch():
     assert _raw(tl) == _raw(torch)
+
+
+def _mutation(T):
+    out = []
+    x = T.tensor([1., 2., 3.], requires_grad=True)
+    with T.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+        out.append(type(ctx).__name__)
+        a = x * 1
+        y = a * a
+        a.mul_(10)  # allowed: backward sees a's saved (old) values
+        out.append((y.grad_fn._saved_self.tolist(), y.grad_fn._saved_self.grad_fn.name(), a.tolist()))
+        y.sum().backward()
+    out.append(x.grad.tolist())
+    with T.autograd.graph.allow_mutation_on_saved_tensors():
+        z = (x * 1).sin()
+    with pytest.raises(AssertionError) as e:
+        z.sum().backward()
+    out.append(str(e.value))
+    with pytest.raises(RuntimeError) as e:
+        with T.autograd.graph.allow_mutation_on_saved_tensors():
+            with T.autograd.graph.allow_mutation_on_saved_tensors():
+                pass
+    out.append(str(e.value))
+    return out
+
+
+def test_allow_mutation_on_saved_tensors_matches_torch():
+    assert _mutation(tl) == _mutation(torch)

@@ -172,6 +172,7 @@ class AccumulateGrad(Node):
 class _SavedHooksState(threading.local):
     stack = ()  # (pack, unpack) pairs, innermost last
     disabled = None  # error message while disable_saved_tensors_hooks is active
+    mutation_ctx = None  # the active allow_mutation_on_saved_tensors context
 
 
 _saved_hooks = _SavedHooksState()
@@ -223,6 +224,38 @@ class disable_saved_tensors_hooks:
     def __exit__(self, *exc):
         _saved_hooks.disabled = self._prev
         return False
+
+
+class _AllowMutationOnSavedContext:
+    """What ``allow_mutation_on_saved_tensors`` yields (torch's name)."""
+
+
+class allow_mutation_on_saved_tensors(saved_tensors_hooks):
+    """Inside it, tensors saved for backward may be modified in place: backward still sees the values they had
+    when saved. torch clones them lazily before a write; JAX arrays are immutable, so the saved array simply
+    stays as it was and only the version check is dropped. Backward must run inside the same context."""
+
+    def __init__(self):
+        ctx = self._ctx = _AllowMutationOnSavedContext()
+
+        def unpack(array):
+            if _saved_hooks.mutation_ctx is not ctx:
+                raise AssertionError("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                                     "in which the graph was originally recorded.")
+            from .._tensor import _wrap
+            return _wrap(array)
+        super().__init__(lambda t: t._data, unpack)
+
+    def __enter__(self):
+        if _saved_hooks.mutation_ctx is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        super().__enter__()
+        _saved_hooks.mutation_ctx = self._ctx
+        return self._ctx
+
+    def __exit__(self, *exc):
+        _saved_hooks.mutation_ctx = None
+        return super().__exit__(*exc)
 
 
 _PACK_MUTATES = ("A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
