@@ -177,3 +177,33 @@ def _mutation(T):
 
 def test_allow_mutation_on_saved_tensors_matches_torch():
     assert _mutation(tl) == _mutation(torch)
+
+
+def test_no_growth_of_live_arrays_with_hooks():
+    """Hooks of every kind over many steps keep no arrays alive once each step's graph is gone."""
+    import gc
+
+    import jax
+    x = tl.tensor(np.arange(6.).reshape(2, 3), requires_grad=True)
+    w = tl.tensor(np.ones((3, 2)), requires_grad=True)
+
+    def step():
+        with tl.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+            h = (x @ w).sin()
+        h.retain_grad()
+        h.register_hook(lambda g: g * 2)
+        h.grad_fn.register_prehook(lambda go: None)
+        w.grad = None
+        (h * h).sum().backward()
+
+    for _ in range(3):
+        step()
+    gc.collect()
+    start = len(jax.live_arrays())
+    gc.disable()  # no reference cycles may be needed to free them
+    try:
+        for _ in range(200):
+            step()
+    finally:
+        gc.enable()
+    assert len(jax.live_arrays()) <= start
