@@ -303,7 +303,7 @@ class _HookedSavedTensor:
 class _SavedTensor:
     """One tensor saved for backward: its data at save time plus what the version check needs."""
 
-    __slots__ = ("data", "tensor", "vc", "version", "output_nr", "dtype_name")
+    __slots__ = ("data", "tensor", "vc", "version", "output_nr")
 
     def __init__(self, data, tensor, vc, output_nr):
         self.data = data
