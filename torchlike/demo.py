@@ -54,7 +54,7 @@ def print_graph(tensor, names):
             stack.append((child, child_nr, child_prefix, "└─ " if i == len(children) - 1 else "├─ "))
 
 
-def main(steps=300, lr=0.5, hidden=32):
+def main(steps=400, lr=0.3, hidden=32):
     torch.manual_seed(0)
     x_np, y_np = make_data()
     x, y = torch.tensor(x_np), torch.tensor(y_np)
