@@ -382,11 +382,7 @@ class SavedTensor:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
                                "only one pair of hooks is allowed at a time.")
         node = self._node
-        tensor = slot.unpack(node)
-        if slot.output_nr < 0 and slot.tensor is None:  # the pre-mutation value of an in-place target
-            from .._tensor import _wrap
-            tensor = _wrap(slot.data)
-        hooked = _HookedSavedTensor(tensor, (pack_hook, unpack_hook), slot.output_nr)
+        hooked = _HookedSavedTensor(slot.unpack(node), (pack_hook, unpack_hook), slot.output_nr)
         slots = list(node._for_backward)
         slots[self._index] = hooked
         node._for_backward = tuple(slots)

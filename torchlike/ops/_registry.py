@@ -35,7 +35,7 @@ from ..autograd import grad_mode as _gm
 from ..autograd.anomaly_mode import _anomaly, _forward_trace
 from ..autograd.graph import (Node, _FREED, _FREED_MSG, _HookedSavedTensor, _SavedTensor, _saved_hooks,
                                _raw_saved_property, _saved_property, _seq_counter)
-from .._tensor import Tensor, _VersionCounter, _wrap, _new, _differentiable_dtype, _type_string
+from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 
 _InputMetadata = collections.namedtuple(
     "_InputMetadata", "shape dtype device is_nested_tensor is_cpp_nested_tensor", defaults=(None, False, False))
@@ -388,11 +388,7 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                 saved.append(_HookedSavedTensor(t, hooks[-1], index if kind == "out" else -1))
                 continue
             if kind == "out":
-                t = results[index]
-                vc = t._vc
-                if vc is None:
-                    vc = t._vc = _VersionCounter()
-                saved.append(_SavedTensor(outs[index], None, vc, index))
+                saved.append(_SavedTensor(outs[index], None, results[index]._version_counter(), index))
             else:
                 t = args[index]
                 if t is None:
@@ -403,14 +399,11 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                         "inference mode in computation tracked by autograd. To work around this, you can make a clone "
                         "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
                         "`torch.inference_mode()`.")
-                elif t is inplace or getattr(t, "_wrapped_number", False):
+                elif t is inplace or t._wrapped_number:
                     # the pre-mutation value of an in-place target, or a Python scalar: nothing to check
                     saved.append(_SavedTensor(arrays[index], None if t is inplace else t, None, -1))
                 else:
-                    vc = t._vc
-                    if vc is None:
-                        vc = t._vc = _VersionCounter()
-                    saved.append(_SavedTensor(arrays[index], t, vc, -1))
+                    saved.append(_SavedTensor(arrays[index], t, t._version_counter(), -1))
         node._for_backward = tuple(saved)
     return results
 
