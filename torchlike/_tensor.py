@@ -47,6 +47,15 @@ def _type_string(np_dtype):
     return f"torch.{_TYPE_NAMES[_dtype._from_np(np_dtype).name]}Tensor"
 
 
+def _contiguous_strides(shape):
+    """Row-major strides of ``shape`` (size-0 dims count as 1, as torch's)."""
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def _wrap(data):
     """A new Tensor around a jax.Array, with no autograd history (the hot-path constructor)."""
     t = _new(Tensor)
@@ -68,7 +77,11 @@ class Tensor:
     _hooks = None  # leaf tensor hooks: dict id -> fn(grad)
     _post_acc_hooks = None
     _acc_ref = None  # weakref to this leaf's AccumulateGrad
-    _base = None
+    _base = None  # views: the tensor they view (never itself a view), as torch's ``_base``
+    _storage = None  # ops/_views._Storage shared with views and detach()-ed aliases; made on first need
+    _sgeom = None  # (sizes, strides, storage_offset) in the storage; None: the whole storage array
+    _ageom = None  # views: the same geometry relative to _base (what CopySlices / AsStridedBackward0 use)
+    _view_meta = None  # views: "no_grad", or (node name, output nr) of a multi-output view op
     _is_inference = False
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
@@ -238,10 +251,12 @@ class Tensor:
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
-        """A tensor sharing data and version counter, with no history."""
-        t = _wrap(self._data)
-        t._vc = self._version_counter()
-        return t
+        """A tensor sharing storage and version counter with self, with no history (not a view)."""
+        from .ops._views import _detach_alias
+        return _detach_alias(self, _wrap(self._data))
+
+    def _is_view(self):
+        return self._base is not None
 
     def detach_(self):
         if self._base is not None:
@@ -257,15 +272,21 @@ class Tensor:
 
     @property
     def data(self):
-        """This tensor's values as a new leaf without history; unlike detach(), with its own version counter.
-        (JAX arrays are immutable: in-place ops on ``x.data`` do not change ``x``.)"""
-        return _wrap(self._data)
+        """A tensor sharing self's storage with no history; unlike detach(), with its own version counter
+        (so ``p.data.add_(...)`` changes ``p`` without autograd noticing, as in torch)."""
+        from .ops._views import _join, _storage_of
+        t = _wrap(self._data)
+        _join(t, _storage_of(self), self._sgeom)
+        return t
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
+        if self._storage is not None:  # self now has its own storage; its old views keep the old one
+            self._storage.members = [r for r in self._storage.members if r() is not self]
+            self._storage = self._sgeom = None
 
     # ----- array metadata ----------------------------------------------------------------
     # jax's Array.shape/.dtype/.ndim are slow Python properties; the aval (a ShapedArray) is cheap to read
@@ -313,17 +334,12 @@ class Tensor:
         return self.numel() * self._data.dtype.itemsize
 
     def stride(self, dim=None):
-        """Strides of the contiguous row-major layout (torchlike tensors are always contiguous)."""
-        shape = self._data.shape
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= max(n, 1)
-        strides = tuple(reversed(strides))
-        return strides if dim is None else strides[_wrap_dim(dim, len(shape))]
+        """Strides in elements, as torch's: row-major for a fresh tensor, torch's stride rules for views."""
+        strides = self._sgeom[1] if self._sgeom is not None else _contiguous_strides(self._data.aval.shape)
+        return strides if dim is None else strides[_wrap_dim(dim, len(strides))]
 
     def storage_offset(self):
-        return 0
+        return self._sgeom[2] if self._sgeom is not None else 0
 
     def get_device(self):
         """-1 on CPU, else the device index (torch's convention)."""
@@ -349,10 +365,17 @@ class Tensor:
         return self.dtype.is_complex
 
     def is_contiguous(self, memory_format=None):
-        return True
+        g = self._sgeom
+        if g is None:
+            return True
+        sizes, strides, _ = g
+        if 0 in sizes:
+            return True
+        return all(s == c for n, s, c in zip(sizes, strides, _contiguous_strides(sizes)) if n != 1)
 
     def contiguous(self, memory_format=None):
-        return self
+        """self if it is contiguous, else a contiguous copy (CloneBackward0)."""
+        return self if self.is_contiguous() else self.clone()
 
     @property
     def is_cuda(self):

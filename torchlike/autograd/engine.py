@@ -349,8 +349,8 @@ def _accumulate_into_leaf(variable, grad):
     elif old is None:
         variable._grad = _copy(grad)
     else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped
-        old._data = (old + grad)._data
-        old._version_counter().version += 1
+        from ..ops._views import _commit
+        _commit(old, (old + grad)._data)
     if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
         for hook in list(variable._post_acc_hooks.values()):
             hook(variable)

@@ -443,8 +443,13 @@ def _check_inplace(target):
     """torch's checks before an in-place op; raise before anything is changed."""
     if target._is_inference and not _gm._state.inference:
         raise RuntimeError(_INFERENCE_INPLACE_MSG)
-    if _gm._state.grad_enabled and target._requires_grad and target._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if _gm._state.grad_enabled:
+        if target._view_meta is not None and target._base._requires_grad:  # a view torch forbids to modify
+            _views._check_view_inplace(target)
+        if target._requires_grad and target._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if target._sgeom is not None:
+        _views._check_overlap(target)
 
 
 def _apply_inplace(op, target, args, statics):
@@ -463,8 +468,14 @@ def _apply_inplace(op, target, args, statics):
         for i in op.diff:
             a = args[i]
             if a is not None and a._requires_grad:
+                if target._base is not None:
+                    return _views._inplace_on_view(op, target, args, arrays, statics, outs)
                 _record(op, args, arrays, statics, outs, inplace=target)
+                if target._storage is not None:
+                    _views._after_record(target)
                 return target
-    target._data = outs[0]
-    target._version_counter().version += 1
+    _views._commit(target, outs[0])
     return target
+
+
+from . import _views  # noqa: E402  (views build on this module)

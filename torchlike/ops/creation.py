@@ -68,8 +68,8 @@ def _finish(array, device, requires_grad, out=None):
     _check_requires_grad(array.dtype, requires_grad)
     array = _put(array, device)
     if out is not None:
-        out._data = array
-        out._version_counter().version += 1
+        from ._views import _commit
+        _commit(out, array)
         return out
     t = _wrap(array)
     if requires_grad:

@@ -25,6 +25,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from ..autograd import grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
+from ._views import _view_apply
 from ._util import _methods, _torch_only_saved
 from .shape import _select, _select_raw, _slice, _slice_raw, _unsqueeze, _alias
 
@@ -360,18 +361,18 @@ def _getitem(self, index):
         size = self._data.shape[0]
         if not -size <= index < size:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
-        return _apply(_select, (self,), (0, index))
+        return _view_apply(_select, self, (0, index))
     single_slice = isinstance(index, slice)
     steps, slots, cur = _parse(self.shape, index, record_full_slice=single_slice)
     if slots:
         spec, tensors, _ = _advanced(cur, slots)
     t = self
     for kind, *args in steps:
-        t = _apply(_STEP_OPS[kind], (t,), tuple(args))
+        t = _view_apply(_STEP_OPS[kind], t, tuple(args))
     if slots:
         return _apply(_index_op(len(tensors)), (t, *tensors), (spec,))
     if t is self:  # x[...], x[:, :]: a new tensor anyway
-        return _apply(_alias, (self,), ())
+        return _view_apply(_alias, self, ())
     return t
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
+from ._views import _commit
 from ._util import _torch_only_saved
 from .shape import _select
 
@@ -126,8 +127,7 @@ def _write_out(name, result, out, inputs):
     data = result._data
     if data.dtype != out._data.dtype:
         data = _cast(data, out._data.dtype)
-    out._data = data
-    out._version_counter().version += 1
+    _commit(out, data)
     return out
 
 
@@ -1520,8 +1520,7 @@ def _cmp(name, jfn):
     def fn_(self, other):
         res = fn(self, other)
         _check_inplace(self)
-        self._data = _cast(res._data, self._data.dtype)
-        self._version_counter().version += 1
+        _commit(self, _cast(res._data, self._data.dtype))
         return self
     return fn, fn_, dunder
 

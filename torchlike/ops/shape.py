@@ -10,9 +10,9 @@ Ops with a variable number of inputs (cat, stack) or outputs (split, chunk, unbi
 per count, made on first use by ``_variadic``; all share one node name and formula. A multi-output op
 makes ONE node whose outputs have output_nr 0..k-1.
 
-Views: every op here returns a new tensor for now. The ops that are views in torch go through
-``_view_op`` so that view tracking (``_base``, a version counter shared with the base) can be added in
-one place later.
+Views: the ops that are views in torch run through ``_views._view_apply``: their outputs share storage
+(functionalized, see _views.py), version counter and ``_base`` with the input, and get torch's strides
+from the stride rules registered here with ``_rule``.
 """
 import math
 import warnings
@@ -24,18 +24,16 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from ..autograd import grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
+from ._views import _view_apply, _view_geometry, _rule, _compute_stride
 from ._util import _check_unique, _methods, _shape_arg
 
 __all__ = ["reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t", "permute",
            "movedim", "moveaxis", "squeeze", "unsqueeze", "cat", "concat", "concatenate", "stack", "split",
-           "chunk", "unbind", "narrow", "flip", "select"]
+           "chunk", "unbind", "narrow", "flip", "select", "diagonal"]
 
 
 # ----- helpers -----------------------------------------------------------------------------------------
-def _view_op(entry, input, statics):
-    """Run an op that is a view in torch (single place to add view tracking later)."""
-    out = _apply(entry, (input,), statics)
-    return tuple(out) if isinstance(out, list) else out  # _apply returns a list when it records a node
+_view_op = _view_apply
 
 
 def _variadic(cache, count, make):
@@ -110,20 +108,43 @@ def _infer_shape(shape, numel):
     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
+@op("UnsafeViewBackward0", save=(), attrs=("self_sym_sizes",))
+def _unsafe_view(self, *, shape):
+    return jnp.reshape(self, shape)
+
+
+_unsafe_view.derivative(_view.backward)
+
+
+@_rule(_view)
+def _(sizes, strides, offset, shape):
+    new = _compute_stride(sizes, strides, shape)
+    return None if new is None else (shape, new, offset)
+
+
 def reshape(input, *args, shape=None):
-    """Same data in a new shape (one -1 is inferred); ViewBackward0."""
-    shape = _shape_arg(args) if shape is None else tuple(shape)
-    return _view_op(_view, input, (_infer_shape(shape, input.numel()),))
+    """Same data in a new shape (one -1 is inferred): a view (ViewBackward0) when the strides allow, else a
+    copy (UnsafeViewBackward0 of CloneBackward0), as torch."""
+    shape = _infer_shape(_shape_arg(args) if shape is None else tuple(shape), input.numel())
+    geom = _view_geometry(_view, input, (shape,))
+    if geom is None:
+        return _apply(_unsafe_view, (input.clone(),), (shape,))
+    return _view_apply(_view, input, (shape,), geom)
 
 
 def view(self, *args, size=None):
-    """Same data in a new shape (no stride check: every torchlike tensor is contiguous); ViewBackward0."""
-    return reshape(self, *args, shape=size)
+    """The same storage in a new shape (one -1 is inferred); ViewBackward0. Errors when strides forbid it."""
+    shape = _infer_shape(_shape_arg(args) if size is None else tuple(size), self.numel())
+    geom = _view_geometry(_view, self, (shape,))
+    if geom is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return _view_apply(_view, self, (shape,), geom)
 
 
 def view_as(self, other):
     """view(other.shape)."""
-    return reshape(self, other.shape)
+    return view(self, other.shape)
 
 
 def reshape_as(self, other):
@@ -634,21 +655,24 @@ def _unbind_backward(grads, dim):
     return jnp.stack(grads, axis=dim)
 
 
-def _multi_out(name, forward, backward, statics, attrs):
-    """Factory of per-output-count entries of a multi-output op (torch shows the dim unsigned)."""
+def _multi_out(name, forward, backward, statics, attrs, rule):
+    """Factory of per-output-count entries of a multi-output view op (torch shows the dim unsigned)."""
     def make(k):
         entry = OpDef(name, forward, save=(), inputs=("self",), statics=statics,
                       outputs=tuple(f"result{i}" for i in range(k)), tuple_out=True, attrs=attrs, unsigned=("dim",))
         entry.derivative(backward)
+        _rule(entry)(rule)
         return entry
     return make
 
 
 _make_split = _multi_out("SplitBackward0", _split_forward, _split_backward, ("dim", "split_size"),
-                         ("dim", "split_size", "self_sym_sizes"))
+                         ("dim", "split_size", "self_sym_sizes"), lambda *a: _split_rule(*a))
 _make_split_sizes = _multi_out("SplitWithSizesBackward0", _split_sizes_forward, _split_backward,
-                               ("dim", "split_sizes"), ("dim", "split_sizes", "self_sym_sizes"))
-_make_unbind = _multi_out("UnbindBackward0", _unbind_forward, _unbind_backward, ("dim",), ("dim",))
+                               ("dim", "split_sizes"), ("dim", "split_sizes", "self_sym_sizes"),
+                               lambda *a: _split_geoms(*a))
+_make_unbind = _multi_out("UnbindBackward0", _unbind_forward, _unbind_backward, ("dim",), ("dim",),
+                          lambda *a: _unbind_rule(*a))
 _split_entries, _split_sizes_entries, _unbind_entries = {}, {}, {}
 
 
@@ -741,9 +765,142 @@ def flip(input, *args, dims=None):
     return _apply(_flip, (input,), (dims,))
 
 
+# ----- diagonal ------------------------------------------------------------------------------------------
+@op("DiagonalBackward0", save=(), attrs=("offset", "dim1", "dim2", "self_sym_sizes"), unsigned=("dim1", "dim2"))
+def _diagonal(self, *, offset, dim1, dim2):
+    return jnp.diagonal(self, offset, _norm(dim1, self.ndim), _norm(dim2, self.ndim))
+
+
+@_diagonal.derivative
+def _(grad, self_shape, offset, dim1, dim2):
+    n = len(self_shape)
+    pos = jnp.arange(math.prod(self_shape)).reshape(self_shape)
+    idx = jnp.diagonal(pos, offset, _norm(dim1, n), _norm(dim2, n)).reshape(-1)
+    return jnp.zeros(math.prod(self_shape), grad.dtype).at[idx].set(grad.reshape(-1)).reshape(self_shape)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal ``offset`` of the (dim1, dim2) planes, as a new last dim; a view (DiagonalBackward0)."""
+    d1, d2 = _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _view_op(_diagonal, input, (int(offset), int(dim1), int(dim2)))
+
+
+# ----- stride rules of the view ops (torch's; see _views.py) ------------------------------------------------
+def _drop(seq, d):
+    return seq[:d] + seq[d + 1:]
+
+
+def _put(seq, d, value):
+    return seq[:d] + (value,) + seq[d + 1:]
+
+
+@_rule(_alias)
+def _(sizes, strides, offset):
+    return sizes, strides, offset
+
+
+@_rule(_select)
+def _(sizes, strides, offset, dim, index):
+    d = _norm(dim, len(sizes))
+    return _drop(sizes, d), _drop(strides, d), offset + (index % sizes[d]) * strides[d]
+
+
+@_rule(_slice)
+def _(sizes, strides, offset, dim, start, end, step):
+    d = _norm(dim, len(sizes))
+    s, e = _slice_bounds(sizes[d], start, end, step)
+    return _put(sizes, d, len(range(s, e, step))), _put(strides, d, strides[d] * step), offset + s * strides[d]
+
+
+def _permuted(sizes, strides, offset, order):
+    return tuple(sizes[i] for i in order), tuple(strides[i] for i in order), offset
+
+
+@_rule(_transpose)
+def _(sizes, strides, offset, dim0, dim1):
+    order = list(range(len(sizes)))
+    if order:
+        d0, d1 = _norm(dim0, len(sizes)), _norm(dim1, len(sizes))
+        order[d0], order[d1] = d1, d0
+    return _permuted(sizes, strides, offset, order)
+
+
+@_rule(_t)
+def _(sizes, strides, offset):
+    return _permuted(sizes, strides, offset, range(len(sizes) - 1, -1, -1))
+
+
+@_rule(_permute)
+def _(sizes, strides, offset, dims):
+    return _permuted(sizes, strides, offset, [_norm(d, len(sizes)) for d in dims])
+
+
+def _squeeze_geom(sizes, strides, offset, dims):
+    keep = [i for i in range(len(sizes)) if not (i in dims and sizes[i] == 1)]
+    return tuple(sizes[i] for i in keep), tuple(strides[i] for i in keep), offset
+
+
+_rule(_squeeze_all)(lambda sizes, strides, offset: _squeeze_geom(sizes, strides, offset, range(len(sizes))))
+_rule(_squeeze_dim)(lambda sizes, strides, offset, dim: _squeeze_geom(
+    sizes, strides, offset, (_norm(dim, len(sizes)),)))
+_rule(_squeeze_dims)(lambda sizes, strides, offset, dim: _squeeze_geom(
+    sizes, strides, offset, {_norm(d, len(sizes)) for d in dim}))
+
+
+@_rule(_unsqueeze)
+def _(sizes, strides, offset, dim):
+    d = dim % (len(sizes) + 1)
+    stride = sizes[d] * strides[d] if d < len(sizes) else 1
+    return sizes[:d] + (1,) + sizes[d:], strides[:d] + (stride,) + strides[d:], offset
+
+
+@_rule(_expand)
+def _(sizes, strides, offset, size):
+    lead = len(size) - len(sizes)
+    new = [0] * lead + [0 if n != m else s for n, m, s in zip(sizes, size[lead:], strides)]
+    return tuple(size), tuple(new), offset
+
+
+@_rule(_diagonal)
+def _(sizes, strides, offset, diag_offset, dim1, dim2):
+    d1, d2 = _norm(dim1, len(sizes)), _norm(dim2, len(sizes))
+    if diag_offset >= 0:
+        n = max(min(sizes[d1], sizes[d2] - diag_offset), 0)
+        start = diag_offset * strides[d2]
+    else:
+        n = max(min(sizes[d1] + diag_offset, sizes[d2]), 0)
+        start = -diag_offset * strides[d1]
+    keep = [i for i in range(len(sizes)) if i not in (d1, d2)]
+    return (tuple(sizes[i] for i in keep) + (n,), tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],),
+            offset + (start if n else 0))
+
+
+def _split_geoms(sizes, strides, offset, dim, pieces):
+    d, at, out = _norm(dim, len(sizes)), 0, []
+    for n in pieces:
+        out.append((_put(sizes, d, n), strides, offset + at * strides[d]))
+        at += n
+    return tuple(out)
+
+
+def _split_rule(sizes, strides, offset, dim, split_size):
+    total = sizes[_norm(dim, len(sizes))]
+    if split_size == 0:
+        return _split_geoms(sizes, strides, offset, dim, (0,))
+    return _split_geoms(sizes, strides, offset, dim,
+                        [min(split_size, total - i) for i in range(0, total, split_size)] or [0])
+
+
+def _unbind_rule(sizes, strides, offset, dim):
+    d = _norm(dim, len(sizes))
+    return tuple((_drop(sizes, d), _drop(strides, d), offset + i * strides[d]) for i in range(sizes[d]))
+
+
 _methods(reshape=reshape, view=view, view_as=view_as, reshape_as=reshape_as, flatten=flatten, ravel=ravel,
          unflatten=unflatten, transpose=transpose, swapaxes=swapaxes, swapdims=swapdims, t=t, permute=permute,
          movedim=movedim, moveaxis=moveaxis, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand,
          expand_as=expand_as, repeat=repeat, split=split, chunk=chunk, unbind=unbind, narrow=narrow, flip=flip,
-         select=select,
+         select=select, diagonal=diagonal,
          T=property(_T), mT=property(_mT))

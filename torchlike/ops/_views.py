@@ -1,0 +1,340 @@
+"""Views by functionalization: torch's shared-storage semantics on immutable JAX arrays.
+
+torch's views share memory with their base; JAX arrays cannot. Here a *storage* holds one array (the data
+of the tensor first viewed or detached); every tensor sharing it (the base, its views, ``detach()``-ed
+aliases) is a *member* with a geometry ``(sizes, strides, storage_offset)`` into that array, computed by
+torch's stride rules (so ``stride()``, ``is_contiguous()`` and ``view``'s "not compatible" error are
+torch's). Each member keeps its own materialised ``_data`` (so reading a tensor stays one attribute
+load); an in-place write to any member writes through its geometry into the storage array and
+re-reads every other live member from it. Members share one version counter.
+
+Autograd follows torch: an in-place op on a view records the op's node ``fn`` and wraps it in a
+``CopySlices`` node that becomes the base's ``grad_fn`` (its backward hands ``fn`` the gradient's slice
+and writes ``fn``'s result back into it); after any write, every view of the storage whose base
+requires grad gets a fresh ``AsStridedBackward0`` node on top of the base's current ``grad_fn``, as torch
+regenerates it (hooks stay on the old node; ``retain_grad`` follows the tensor).
+"""
+import math
+import weakref
+
+import jax
+import jax.numpy as jnp
+
+from ..autograd import grad_mode as _gm
+from ..autograd.graph import Node, _seq_counter
+from .._tensor import _contiguous_strides
+from ._registry import op, _apply, _new_node, _record
+
+
+# ----- storage ---------------------------------------------------------------------------------------------
+class _Storage:
+    __slots__ = ("data", "members")
+
+    def __init__(self, owner):
+        self.data = owner._data
+        self.members = [weakref.ref(owner)]
+
+
+def _storage_of(t):
+    s = t._storage
+    if s is None:
+        s = t._storage = _Storage(t)
+    return s
+
+
+def _join(t, storage, geom):
+    """Make ``t`` a member of ``storage`` at ``geom`` (None: the whole storage array)."""
+    t._storage = storage
+    t._sgeom = geom
+    members = storage.members
+    if len(members) > 64 and len(members) & (len(members) - 1) == 0:  # prune dead members now and then
+        members[:] = [r for r in members if r() is not None]
+    members.append(weakref.ref(t))
+
+
+def _geom_of(t):
+    """``t``'s (sizes, strides, offset) in its storage (contiguous at 0 when it has none)."""
+    g = t._sgeom
+    if g is None:
+        shape = t._data.aval.shape
+        return shape, _contiguous_strides(shape), 0
+    return g
+
+
+def _detach_alias(t, out):
+    """``out`` shares ``t``'s storage and version counter (``detach()``)."""
+    _join(out, _storage_of(t), t._sgeom)
+    out._vc = t._version_counter()
+    return out
+
+
+# ----- reading and writing through a geometry ------------------------------------------------------------
+def _flat_index(size, stride, offset):
+    idx = jnp.full(size, offset, jnp.int64)
+    for d, s in enumerate(stride):
+        if size[d] > 1 and s:
+            idx = idx + jax.lax.broadcasted_iota(jnp.int64, size, d) * s
+    return idx
+
+
+@op("AsStridedBackward0", save=(), attrs=("size", "stride", "storage_offset"))
+def _as_strided(self, *, size, stride, storage_offset):
+    return jnp.take(self.reshape(-1), _flat_index(size, stride, storage_offset))
+
+
+@_as_strided.derivative
+def _(grad, self_shape, size, stride, storage_offset):
+    flat = jnp.zeros(math.prod(self_shape), grad.dtype)
+    return flat.at[_flat_index(size, stride, storage_offset).reshape(-1)].add(grad.reshape(-1)).reshape(self_shape)
+
+
+@op("AsStridedScatterBackward0", save=(), attrs=("size", "stride", "storage_offset"))
+def _as_strided_scatter(self, src, *, size, stride, storage_offset):
+    idx = _flat_index(size, stride, storage_offset).reshape(-1)
+    return self.reshape(-1).at[idx].set(src.reshape(-1).astype(self.dtype)).reshape(self.shape)
+
+
+@_as_strided_scatter.derivative
+def _(grad, size, stride, storage_offset):
+    idx = _flat_index(size, stride, storage_offset)
+    flat = grad.reshape(-1)
+    return flat.at[idx.reshape(-1)].set(0).reshape(grad.shape), jnp.take(flat, idx)
+
+
+def _run(entry, statics, *arrays):
+    fwd = entry._fwd.get(statics)
+    if fwd is None:
+        fwd = entry._compile_forward(statics)
+    return fwd(*arrays)
+
+
+def _write(t, data):
+    """Write ``data`` (t's new values) into t's storage and refresh every other live member."""
+    storage = t._storage
+    geom = t._sgeom
+    storage.data = data if geom is None else _run(_as_strided_scatter, geom, storage.data, data)
+    t._data = data
+    live = []
+    for ref in storage.members:
+        m = ref()
+        if m is None:
+            continue
+        live.append(ref)
+        if m is not t:
+            g = m._sgeom
+            m._data = storage.data if g is None else _run(_as_strided, g, storage.data)
+    storage.members = live
+
+
+def _commit(t, data):
+    """An in-place write without autograd: new data, version bump, views updated."""
+    if t._storage is None:
+        t._data = data
+        t._version_counter().version += 1
+        return
+    _write(t, data)
+    t._version_counter().version += 1
+    _regenerate(t._storage)
+
+
+def _after_record(t):
+    """After ``_record`` wrote an in-place result into a non-view member: propagate it to the views."""
+    _write(t, t._data)
+    _regenerate(t._storage)
+
+
+def _set_grad_fn(t, node):
+    """Rebind t's grad_fn; ``retain_grad`` follows the tensor, hooks stay on the old node (torch)."""
+    if t._retains_grad and t._grad_fn is not None and t._grad_fn._retains_grad:
+        t._grad_fn._retains_grad.pop(t._output_nr, None)
+        node._retains_grad = {0: weakref.ref(t)}
+    t._grad_fn = node
+    t._output_nr = 0
+    t._requires_grad = True
+
+
+def _regenerate(storage):
+    """After a write: each view whose base requires grad reads the base again (AsStridedBackward0)."""
+    for ref in storage.members:
+        v = ref()
+        if v is None or v._base is None or v._ageom is None:
+            continue
+        base = v._base
+        if v._grad_fn is None and not base._requires_grad:
+            continue
+        node = _new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
+        _set_grad_fn(v, node)
+
+
+# ----- making views -------------------------------------------------------------------------------------
+_rules = {}
+
+
+def _rule(*entries):
+    """Register the stride rule of view ops: ``rule(sizes, strides, offset, *statics) -> geom(s) or None``."""
+    def deco(fn):
+        for e in entries:
+            _rules[e] = fn
+        return fn
+    return deco
+
+
+def _view_geometry(entry, input, statics):
+    """The geometry (or tuple of them) of ``entry(input)`` in input's storage; None if it cannot view."""
+    return _rules[entry](*_geom_of(input), *statics)
+
+
+def _view_apply(entry, input, statics, geom=None):
+    """Run a view op: the output(s) join input's storage, share its version counter, and get ``_base``."""
+    if geom is None:
+        geom = _view_geometry(entry, input, statics)
+    out = _apply(entry, (input,), statics)
+    multi = entry._tuple_out
+    outs = out if multi else (out,)
+    geoms = geom if multi else (geom,)
+    storage = _storage_of(input)
+    vc = input._version_counter()
+    base = input._base if input._base is not None else input
+    if base._sgeom is None:  # the base is the whole storage: geometry in base == geometry in storage
+        ageoms = geoms
+    else:
+        parent = input._ageom if input._base is not None else None
+        if parent is None and input._base is not None:
+            ageoms = (None,) * len(outs)
+        else:
+            shape = input._data.aval.shape
+            parent = parent or (shape, _contiguous_strides(shape), 0)
+            ageoms = _rules[entry](*parent, *statics)
+            ageoms = ageoms if multi else (ageoms,)
+    if input._view_meta is not None:
+        meta = input._view_meta
+    elif not _gm._state.grad_enabled:
+        meta = "no_grad"
+    else:
+        meta = None
+    for k, (o, g, ag) in enumerate(zip(outs, geoms, ageoms)):
+        _join(o, storage, g)
+        o._vc = vc
+        o._base = base
+        o._ageom = ag
+        o._view_meta = meta if not multi or meta is not None else (entry.name, k)
+    return out
+
+
+# ----- in-place on a view: CopySlices -------------------------------------------------------------------
+_NO_GRAD_VIEW_MSG = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
+_MULTI_VIEW_MSG = (
+    "Output {} of {} is a view and is being modified inplace. This view is the output of a function that returns "
+    "multiple views. Such functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one.")
+_OVERLAP_MSG = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+    "Please clone() the tensor before performing the operation.")
+
+
+def _check_view_inplace(target):
+    """torch's checks for an in-place op on a view that autograd records (before anything changes)."""
+    meta = target._view_meta
+    if meta == "no_grad":
+        raise RuntimeError(_NO_GRAD_VIEW_MSG)
+    if meta is not None:
+        name = meta[0]
+        i = name.rfind("Backward")
+        raise RuntimeError(_MULTI_VIEW_MSG.format(meta[1], name[:i] if i > 0 else name))
+    base = target._base
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if target._ageom is None:
+        raise NotImplementedError("in-place on a view that torchlike cannot express in its base's layout (a view "
+                                  "of a detached non-contiguous tensor); clone() it first")
+
+
+def _check_overlap(target):
+    g = target._sgeom
+    if g is not None:
+        for n, s in zip(g[0], g[1]):
+            if s == 0 and n > 1:
+                raise RuntimeError(_OVERLAP_MSG)
+
+
+class CopySlices(Node):
+    """Base's node after an in-place op ``fn`` on one of its views: the gradient's slice goes through
+    ``fn``, whose result replaces that slice; ``fn``'s other inputs get their gradients as usual."""
+
+    _name = "torch::autograd::CopySlices"
+
+    def __init__(self, base, fn, geom):
+        self._seq = next(_seq_counter)
+        self._fn = fn
+        self._geom = geom
+        edge = (base._grad_fn, base._output_nr) if base._requires_grad else (None, 0)
+        self.next_functions = (edge,) + fn.next_functions[1:]
+        self._mask = (edge[0] is not None,) + tuple(fn._mask[1:])
+        self._out_meta = (base._data.aval,)
+        self._anomaly_trace = fn._anomaly_trace
+
+    @property
+    def _for_backward(self):
+        return self._fn._for_backward
+
+    def _release(self):
+        self._fn._release()
+
+    def _apply(self, grads, mask=None):
+        if mask is None:
+            mask = self._mask
+        grad = grads[0]
+        res = list(self._fn._apply([_apply(_as_strided, (grad,), self._geom)], mask))
+        if mask[0]:
+            src = res[0]
+            if src is None:
+                from .creation import zeros
+                size = self._geom[0]
+                src = zeros(size, dtype=grad.dtype)
+            res[0] = _apply(_as_strided_scatter, (grad, src), self._geom)
+        return res
+
+
+def _inplace_on_view(op, target, args, arrays, statics, outs):
+    """Record an in-place op on a differentiable view: ``fn`` for the view, CopySlices for the base."""
+    _check_view_inplace(target)
+    base = target._base
+    _record(op, args, arrays, statics, outs, inplace=target)
+    node = CopySlices(base, target._grad_fn, target._ageom)
+    _set_grad_fn(base, node)
+    _write(target, target._data)
+    _regenerate(target._storage)
+    return target
+
+
+# ----- stride rules of torch's view ops -----------------------------------------------------------------
+def _compute_stride(old_shape, old_strides, new_shape):
+    """torch's computeStride: strides that view old memory in new_shape, or None when it cannot."""
+    numel = math.prod(old_shape)
+    if numel == 0:
+        return tuple(old_strides) if tuple(old_shape) == tuple(new_shape) else _contiguous_strides(new_shape)
+    if not old_shape:
+        return (1,) * len(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base = old_strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and old_strides[tensor_d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base = old_strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
