@@ -41,13 +41,22 @@ def _trace(T):
     out["backward"] = sorted(calls)
     out["grad"] = x.grad.tolist()
     a = x * 1
-    # pack copies: torchlike's detach() does not share storage yet (JAX arrays are immutable; views come later)
+    # pack copies
     with T.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), unpack):
         m = a * a
     with T.no_grad():
         a.add_(1)  # hooks active at save time: no version check, unpack's (old) data is used
     m.sum().backward()
     out["no_version_check"] = x.grad.tolist()
+    x.grad = None
+    b = x * 1
+    # pack detaches: the saved alias shares b's storage, so a later in-place write shows through at unpack
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), unpack):
+        m = b * b
+    with T.no_grad():
+        b.add_(1)
+    m.sum().backward()
+    out["shared_storage"] = x.grad.tolist()
     return out
 
 

@@ -81,7 +81,8 @@ class Tensor:
     _storage = None  # ops/_views._Storage shared with views and detach()-ed aliases; made on first need
     _sgeom = None  # (sizes, strides, storage_offset) in the storage; None: the whole storage array
     _ageom = None  # views: the same geometry relative to _base (what CopySlices / AsStridedBackward0 use)
-    _view_meta = None  # views: "no_grad", or (node name, output nr) of a multi-output view op
+    _view_meta = None  # views torch forbids to modify in place: "no_grad" (made in no_grad mode) or "multi"
+    _view_error = None  # such a view after its base was modified: the error reading grad_fn raises
     _is_inference = False
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
@@ -98,6 +99,8 @@ class Tensor:
     # ----- autograd metadata -------------------------------------------------------------
     @property
     def grad_fn(self):
+        if self._view_error is not None:  # a view torch will not rebuild after its base was modified
+            raise RuntimeError(self._view_error)
         return self._grad_fn
 
     @property

@@ -348,6 +348,10 @@ def _record(op, args, arrays, statics, outs, inplace=None):
     out_meta = tuple([None if o is None else o.aval for o in outs])
     node = _new_node(op, args, arrays, statics, out_meta)
     mask = node._mask
+    if inplace is not None and op.saves:  # the target's value before the write, with its history (torch's
+        original = _wrap(arrays[0])         # "original self"), for formulas and create_graph that need it
+        original._grad_fn, original._output_nr = inplace._grad_fn, inplace._output_nr
+        original._requires_grad = inplace._requires_grad
 
     results = []
     for k, o in enumerate(outs):
@@ -383,8 +387,8 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                     continue
             if hooks and not (kind == "in" and (args[index] is None or args[index]._wrapped_number)):
                 t = results[index] if kind == "out" else args[index]
-                if t is inplace:  # the pre-mutation value of an in-place target
-                    t = _wrap(arrays[index])
+                if t is inplace:
+                    t = original
                 saved.append(_HookedSavedTensor(t, hooks[-1], index if kind == "out" else -1))
                 continue
             if kind == "out":
@@ -401,7 +405,7 @@ def _record(op, args, arrays, statics, outs, inplace=None):
                         "`torch.inference_mode()`.")
                 elif t is inplace or t._wrapped_number:
                     # the pre-mutation value of an in-place target, or a Python scalar: nothing to check
-                    saved.append(_SavedTensor(arrays[index], None if t is inplace else t, None, -1))
+                    saved.append(_SavedTensor(arrays[index], original if t is inplace else t, None, -1))
                 else:
                     saved.append(_SavedTensor(arrays[index], t, t._version_counter(), -1))
         node._for_backward = tuple(saved)

@@ -162,6 +162,9 @@ def _regenerate(storage):
         base = v._base
         if v._grad_fn is None and not base._requires_grad:
             continue
+        if v._view_meta is not None:  # torch refuses to rebuild these: reading grad_fn raises
+            v._view_error = _view_error(v, indirect=True)
+            continue
         node = _new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
         _set_grad_fn(v, node)
 
@@ -212,12 +215,12 @@ def _view_apply(entry, input, statics, geom=None):
         meta = "no_grad"
     else:
         meta = None
-    for k, (o, g, ag) in enumerate(zip(outs, geoms, ageoms)):
+    for o, g, ag in zip(outs, geoms, ageoms):
         _join(o, storage, g)
         o._vc = vc
         o._base = base
         o._ageom = ag
-        o._view_meta = meta if not multi or meta is not None else (entry.name, k)
+        o._view_meta = meta if not multi or meta is not None else "multi"
     return out
 
 
@@ -236,15 +239,25 @@ _OVERLAP_MSG = (
     "Please clone() the tensor before performing the operation.")
 
 
+def _view_error(view, indirect=False):
+    """torch's message for modifying a view made in no_grad mode or by a multi-output op (``indirect``: its
+    base or another view was modified). A multi-output view without history cannot name its op."""
+    meta = view._view_meta
+    if meta == "no_grad" or view._grad_fn is None:
+        msg = _NO_GRAD_VIEW_MSG
+        if meta != "no_grad":
+            msg = msg[:msg.index(" Given")] + _MULTI_VIEW_MSG[_MULTI_VIEW_MSG.index(" This view"):]
+    else:
+        name = view._grad_fn.name()
+        msg = _MULTI_VIEW_MSG.format(view._output_nr, name[:name.rfind("Backward")])
+    return msg.replace("is being modified inplace", "its base or another view of its base has been modified "
+                       "inplace", 1) if indirect else msg
+
+
 def _check_view_inplace(target):
     """torch's checks for an in-place op on a view that autograd records (before anything changes)."""
-    meta = target._view_meta
-    if meta == "no_grad":
-        raise RuntimeError(_NO_GRAD_VIEW_MSG)
-    if meta is not None:
-        name = meta[0]
-        i = name.rfind("Backward")
-        raise RuntimeError(_MULTI_VIEW_MSG.format(meta[1], name[:i] if i > 0 else name))
+    if target._view_meta is not None:
+        raise RuntimeError(_view_error(target))
     base = target._base
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
