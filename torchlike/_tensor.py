@@ -83,6 +83,7 @@ class Tensor:
     _ageom = None  # views: the same geometry relative to _base (what CopySlices / AsStridedBackward0 use)
     _view_meta = None  # views torch forbids to modify in place: "no_grad" (made in no_grad mode) or "multi"
     _view_error = None  # such a view after its base was modified: the error reading grad_fn raises
+    _fw_tangent = None  # forward-mode AD: this tensor's tangent (a Tensor) at the active dual level
     _is_inference = False
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
