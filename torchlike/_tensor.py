@@ -81,7 +81,8 @@ class Tensor:
     _storage = None  # ops/_views._Storage shared with views and detach()-ed aliases; made on first need
     _sgeom = None  # (sizes, strides, storage_offset) in the storage; None: the whole storage array
     _ageom = None  # views: the same geometry relative to _base (what CopySlices / AsStridedBackward0 use)
-    _view_meta = None  # views torch forbids to modify in place: "no_grad" (made in no_grad mode) or "multi"
+    _view_meta = None  # views torch forbids to modify in place: "no_grad" (made in no_grad mode), "multi"
+    #                    (an output of split/unbind/...) or "custom" (an output of a custom Function)
     _view_error = None  # such a view after its base was modified: the error reading grad_fn raises
     _fw_tangent = None  # forward-mode AD: this tensor's tangent (a Tensor) at the active dual level
     _is_inference = False

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from . import graph
+from .function import Function, once_differentiable
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import _run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
@@ -18,7 +19,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled",
-           "is_multithreading_enabled", "detect_anomaly", "set_detect_anomaly", "graph"]
+           "is_multithreading_enabled", "detect_anomaly", "set_detect_anomaly", "graph", "Function", "once_differentiable"]
 
 _CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter and its "

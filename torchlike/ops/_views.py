@@ -234,6 +234,11 @@ _MULTI_VIEW_MSG = (
     "Output {} of {} is a view and is being modified inplace. This view is the output of a function that returns "
     "multiple views. Such functions do not allow the output views to be modified inplace. You should replace the "
     "inplace operation by an out-of-place one.")
+_CUSTOM_VIEW_MSG = (
+    "Output {} of {} is a view and is being modified inplace. This view was created inside a custom Function (or "
+    "because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom "
+    "backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
+    "can fix this by cloning the output of the custom Function.")
 _OVERLAP_MSG = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
     "Please clone() the tensor before performing the operation.")
@@ -243,7 +248,10 @@ def _view_error(view, indirect=False):
     """torch's message for modifying a view made in no_grad mode or by a multi-output op (``indirect``: its
     base or another view was modified). A multi-output view without history cannot name its op."""
     meta = view._view_meta
-    if meta == "no_grad" or view._grad_fn is None:
+    if meta == "custom":
+        name = view._grad_fn.name()
+        msg = _CUSTOM_VIEW_MSG.format(view._output_nr, name[:name.rfind("Backward")])
+    elif meta == "no_grad" or view._grad_fn is None:
         msg = _NO_GRAD_VIEW_MSG
         if meta != "no_grad":
             msg = msg[:msg.index(" Given")] + _MULTI_VIEW_MSG[_MULTI_VIEW_MSG.index(" This view"):]
