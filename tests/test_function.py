@@ -494,3 +494,22 @@ def test_no_reference_cycle_between_outputs_and_node():
         assert node() is None and out() is None  # freed by reference counting alone
     finally:
         gc.enable()
+
+
+def test_input_modified_in_forward_without_mark_dirty_trips_the_version_check():
+    def run(lib):
+        class Sneaky(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        a = lib.tensor(X, requires_grad=True)
+        b = a.exp()  # ExpBackward0 saves its result b
+        c = Sneaky.apply(b)
+        return err(lambda: c.sum().backward()), b._version
+    t, p = both(run)
+    assert t[0] is not None and t == p
