@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from . import graph
 from .function import Function, once_differentiable
+from .gradcheck import gradcheck, gradgradcheck  # shadows the submodule, as torch
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import _run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,

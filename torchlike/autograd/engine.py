@@ -147,8 +147,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                     if check_nan:
                         _check_nan(node, outputs)
                     break
-            else:  # no gradient reached this node: nothing to compute, but its children still count it
-                outputs = [None] * len(node.next_functions)
+            else:  # no gradient reached this node: nothing to compute (custom Functions still run, as in torch)
+                outputs = node._apply(grads) if node._runs_without_grads else [None] * len(node.next_functions)
             if not keep_graph and node._for_backward:
                 node._release()
             if node._post_hooks:

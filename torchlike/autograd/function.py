@@ -95,6 +95,7 @@ class BackwardCFunction(FunctionCtx, Node):
     _non_differentiable = ()
     _materialize = True
     _arg_is_tensor = ()  # per forward argument: whether it was a Tensor (has an edge)
+    _runs_without_grads = True
     needs_input_grad = ()
 
     def __repr__(self):  # torch shows Python-defined nodes with their module

@@ -88,6 +88,7 @@ class Node:
     _metadata = None
     _mask = None  # op nodes: which next edges need a gradient (lets grad(inputs=...) prune formulas)
     _anomaly_trace = None  # the forward-pass stack that made the node, recorded in anomaly mode
+    _runs_without_grads = False  # custom Function nodes run even when every incoming gradient is None
 
     def name(self):
         return self._name
