@@ -513,3 +513,41 @@ def test_input_modified_in_forward_without_mark_dirty_trips_the_version_check():
         return err(lambda: c.sum().backward()), b._version
     t, p = both(run)
     assert t[0] is not None and t == p
+
+
+def test_jvp_staticmethod_for_forward_mode():
+    def run(lib):
+        fwAD = lib.autograd.forward_ad
+
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                ctx.k = k
+                return x * k, (x > 0).long()
+
+            @staticmethod
+            def backward(ctx, g, gi):
+                return g * ctx.k, None
+
+            @staticmethod
+            def jvp(ctx, tx, tk):
+                return tx * ctx.k, None
+
+        class NoJvp(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor(X), lib.tensor(Y))
+            y, pos = Scale.apply(d, 3.0)
+            t = fwAD.unpack_dual(y).tangent
+            out = [t.tolist(), fwAD.unpack_dual(pos).tangent, err(lambda: NoJvp.apply(d))]
+            y2 = (Scale.apply(d.sin(), 2.0)[0] ** 2).sum()
+            out.append(round(fwAD.unpack_dual(y2).tangent.item(), 12))
+        out.append(fwAD.unpack_dual(y).tangent)
+        return out
+    assert run(tl) == run(torch)

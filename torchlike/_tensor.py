@@ -273,6 +273,7 @@ class Tensor:
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
+        self._fw_tangent = None  # torch drops the forward-mode tangent too
         return self
 
     @property

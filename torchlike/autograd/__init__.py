@@ -11,7 +11,9 @@ import jax
 import jax.numpy as jnp
 
 from . import graph
+from . import forward_ad
 from .function import Function, once_differentiable
+from . import functional
 from .gradcheck import gradcheck, gradgradcheck  # shadows the submodule, as torch
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import _run_backward

@@ -376,7 +376,8 @@ def _forward_ad(cls, ctx, args, outputs):
         result = (result,)
     for o, t in zip(outputs, result):
         if isinstance(o, Tensor) and t is not None and o._data.dtype.kind in "fcV":
-            o._fw_tangent = t
+            from . import forward_ad
+            forward_ad._set_tangent(o, t)
 
 
 def once_differentiable(fn):
