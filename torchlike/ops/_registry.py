@@ -279,7 +279,9 @@ def _apply(op, args, statics):
     single = not op._tuple_out
     outs = (out,) if single else tuple(out)
     if _fw_state.level is not None:  # forward AD: a dual level is active
-        return _fw_apply(op, args, arrays, statics, outs)
+        results = _results(op, args, arrays, statics, outs)
+        _fw._propagate(op, args, arrays, statics, results)
+        return results[0] if single else tuple(results)
     if _gm._state.grad_enabled:
         for i in op.diff:
             a = args[i]
@@ -289,6 +291,16 @@ def _apply(op, args, statics):
     if single:
         return _wrap(out)
     return tuple(None if o is None else _wrap(o) for o in outs)
+
+
+def _results(op, args, arrays, statics, outs):
+    """The output tensors of one op call (recorded when grad mode is on and an input requires grad)."""
+    if _gm._state.grad_enabled:
+        for i in op.diff:
+            a = args[i]
+            if a is not None and a._requires_grad:
+                return _record(op, args, arrays, statics, outs)
+    return [None if o is None else _wrap(o) for o in outs]
 
 
 _ONE_TRUE = (True,)
@@ -470,8 +482,18 @@ def _apply_inplace(op, target, args, statics):
     if outs[0].dtype != target._data.dtype:
         raise RuntimeError(f"result type {_type_string(outs[0].dtype)[6:-6]} can't be cast to the desired output "
                            f"type {_type_string(target._data.dtype)[6:-6]}")
-    if _fw_state.level is not None:  # forward AD: a dual level is active
-        return _fw_apply_inplace(op, target, args, arrays, statics, outs)
+    if _fw_state.level is None:
+        return _write_inplace(op, target, args, arrays, statics, outs)
+    # forward AD: the new tangent comes from the inputs' values before the write, then is written in place too
+    tangent = _fw._inplace_tangent(op, target, args, arrays, statics)
+    _write_inplace(op, target, args, arrays, statics, outs)
+    if tangent is not None:
+        _fw._set_inplace_tangent(target, tangent)
+    return target
+
+
+def _write_inplace(op, target, args, arrays, statics, outs):
+    """Write an in-place op's result into target: recorded (CopySlices for a view) or not; views updated."""
     if _gm._state.grad_enabled:
         for i in op.diff:
             a = args[i]
@@ -489,47 +511,7 @@ def _apply_inplace(op, target, args, statics):
 from . import _views  # noqa: E402  (views build on this module)
 
 
-# ----- forward AD (torchlike/autograd/forward_ad.py): the tails of _apply / _apply_inplace while a dual level is
-# active. They repeat those functions' tails (keep them in step) and then propagate tangents.
+# ----- forward AD (torchlike/autograd/forward_ad.py) propagates tangents after _apply / _apply_inplace
 from ..autograd import forward_ad as _fw  # noqa: E402
 
 _fw_state = _fw._state
-
-
-def _fw_apply(op, args, arrays, statics, outs):
-    """``_apply``'s tail under a dual level: the same outputs, then their tangents (jax.jvp of the forward)."""
-    results = None
-    if _gm._state.grad_enabled:
-        for i in op.diff:
-            a = args[i]
-            if a is not None and a._requires_grad:
-                results = _record(op, args, arrays, statics, outs)
-                break
-    if results is None:
-        results = [None if o is None else _wrap(o) for o in outs]
-    _fw._propagate(op, args, arrays, statics, results)
-    return tuple(results) if op._tuple_out else results[0]
-
-
-def _fw_apply_inplace(op, target, args, arrays, statics, outs):
-    """``_apply_inplace``'s tail under a dual level: the new tangent is computed first (from the inputs' values
-    before the write), the write happens as usual, then the target's tangent is updated in place."""
-    tangent = _fw._inplace_tangent(op, target, args, arrays, statics)
-    recorded = False
-    if _gm._state.grad_enabled:
-        for i in op.diff:
-            a = args[i]
-            if a is not None and a._requires_grad:
-                if target._base is not None:
-                    _views._inplace_on_view(op, target, args, arrays, statics, outs)
-                else:
-                    _record(op, args, arrays, statics, outs, inplace=target)
-                    if target._storage is not None:
-                        _views._after_record(target)
-                recorded = True
-                break
-    if not recorded:
-        _views._commit(target, outs[0])
-    if tangent is not None:
-        _fw._set_inplace_tangent(target, tangent)
-    return target
