@@ -57,7 +57,7 @@ def _(grad, mat1, weight):
 
 
 def _linear_apply(node, grads, mask=None):
-    outs = _OpNode._apply(node, grads, mask)
+    outs = list(_OpNode._apply(node, grads, mask))  # a tuple when every input needs a gradient
     dw = outs[2]
     if dw is not None:  # present the W-layout gradient as the W.T-layout one torch's node returns
         outs[2] = dw.t() if _gm._state.grad_enabled else _shape._transposed_grad(dw._data)

@@ -21,6 +21,7 @@ from .. import _dtype
 from .._device import device as _device_cls, _as_device
 from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._registry import op, _apply
+from .pointwise import _constant_grads
 from ._util import _methods
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
@@ -750,6 +751,8 @@ _normal_tf.derivative(lambda grad, mean_shape: _normal_zero_grads(grad, mean_sha
 _normal_ft.derivative(lambda grad, std_shape: _normal_zero_grads(grad, std_shape=std_shape))
 _normal_tt.derivative(lambda grad, mean_shape, std_shape: _normal_zero_grads(grad, mean_shape=mean_shape,
                                                                              std_shape=std_shape))
+for _e in (_normal_tf, _normal_ft, _normal_tt):
+    _constant_grads(_e)  # torch's zeros carry no history under create_graph
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,

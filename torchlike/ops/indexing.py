@@ -26,6 +26,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from ..autograd import grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
 from ._views import _view_apply
+from .pointwise import _constant_grads
 from ._util import _methods, _torch_only_saved
 from .shape import _select, _select_raw, _slice, _slice_raw, _unsqueeze, _alias
 
@@ -73,7 +74,7 @@ def _broadcast_shapes(a, b):
     """torch's infer_size with its message (a, b as torch names them)."""
     n = max(len(a), len(b))
     out = []
-    for i in range(n):
+    for i in range(n - 1, -1, -1):  # from the last dim, as torch (which reports the last mismatch)
         off = n - 1 - i
         sa = a[len(a) - 1 - off] if len(a) - 1 - off >= 0 else 1
         sb = b[len(b) - 1 - off] if len(b) - 1 - off >= 0 else 1
@@ -81,7 +82,7 @@ def _broadcast_shapes(a, b):
             raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
                                f"non-singleton dimension {i}")
         out.append(sb if sa == 1 else sa)
-    return tuple(out)
+    return tuple(out[::-1])
 
 
 def _check_bounds(index, size, dim, exc=RuntimeError, negative=False, msg=None):
@@ -410,6 +411,8 @@ def _setitem_op(name, n):
                       statics=("steps", "spec", "accumulate"), attrs=("accumulate",) if index_put else ())
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "spec") + names))
         _show_indices(entry, n, index_put)
+        if name in ("torch::autograd::CopyBackwards", "FillBackward3"):  # the whole tensor is overwritten:
+            _constant_grads(entry, outputs=(0,))                          # self's gradient is torch's zeros_like
         _setitem_ops[(name, n)] = entry
     return entry
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
+from ..autograd import grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
 from ._util import _torch_only_saved
@@ -91,6 +92,60 @@ def _entry(node_name, save, forward, derivative, attrs=(), **kw):
     return entry
 
 
+def _constant_grads(entry, outputs=None, when=None):
+    """torch's formula for these gradients is a constant (``zeros_like(grad)``): under create_graph they carry no
+    history, so a further derivative stops as in torch. ``outputs``: the gradient slots concerned (default all);
+    ``when(node)``: only for some nodes (sgn, angle: real inputs)."""
+    apply = entry.node_cls._apply
+
+    def _apply_constant(node, grads, mask=None):
+        outs = apply(node, grads, mask)
+        if _gm._state.grad_enabled and (when is None or when(node)):
+            outs = [o if o is None or (outputs is not None and k not in outputs) else _wrap(o._data)
+                    for k, o in enumerate(outs)]
+        return outs
+    entry.node_cls._apply = _apply_constant
+
+
+def _real_input(node):
+    return node._in_meta[0].dtype.kind != "c"
+
+
+# Formulas are differentiated by jax (create_graph); where torch's derivative conventions at special points differ
+# from jax's primitives, formulas use these: their derivatives are the ones torch's backward nodes compute.
+@jax.custom_jvp
+def _pow_torch(x, e):
+    """x ** e for an exponent that is not differentiated; d/dx is torch's: 0 where e == 0 (jax: 0 * x ** -1)."""
+    return jnp.power(x, e)
+
+
+@_pow_torch.defjvp
+def _(primals, tangents):
+    x, e = primals
+    safe = jnp.where(e == 0, 1, e)
+    return _pow_torch(x, e), jnp.where(e == 0, 0, safe * _pow_torch(x, safe - 1)) * tangents[0]
+
+
+@jax.custom_jvp
+def _abs_torch(x):
+    """|x| with torch's derivative sgn(x): 0 at 0 (jax's abs has slope 1 there)."""
+    return jnp.abs(x)
+
+
+@_abs_torch.defjvp
+def _(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    if jnp.iscomplexobj(x):
+        return _abs_torch(x), jnp.real(jnp.conj(_sgn_forward(x)) * dx)
+    return _abs_torch(x), jnp.sign(x) * dx
+
+
+def _torch_mask(x, keep):
+    """x where keep, else x without its derivative: torch's double-backward masks (``(x < 0)`` in
+    elu_double_backward, ``x * beta < threshold`` in softplus_double_backward) differ from the first-order ones."""
+    return jnp.where(keep, x, jax.lax.stop_gradient(x))
+
+
 def _saved_number(entry, name):
     """``_saved_<name>`` is the Python number of the wrapped scalar input (torch saves a Scalar there)."""
     def number(node, saved):
@@ -100,10 +155,10 @@ def _saved_number(entry, name):
 
 
 def _broadcast_shape(a, b):
-    """torch's infer_size: the broadcast shape of two shapes, with torch's error."""
+    """torch's infer_size: the broadcast shape of two shapes, with torch's error (for the last bad dim, as torch)."""
     n = max(len(a), len(b))
     out = []
-    for i in range(n):
+    for i in range(n - 1, -1, -1):
         da, db = i - n + len(a), i - n + len(b)
         sa = a[da] if da >= 0 else 1
         sb = b[db] if db >= 0 else 1
@@ -111,7 +166,7 @@ def _broadcast_shape(a, b):
             raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
                                f"non-singleton dimension {i}")
         out.append(sa if sb == 1 else sb)
-    return tuple(out)
+    return tuple(out[::-1])
 
 
 _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
@@ -332,20 +387,24 @@ def _sgn_derivative(grad, self, result):
     if not jnp.iscomplexobj(self):
         return jnp.zeros_like(grad)
     a = jnp.abs(self)
-    return jnp.where(a == 0, 0, (grad - result * jnp.real(grad * jnp.conj(result))) / jnp.where(a == 0, 1, a))
+    return jnp.where(a == 0, 0, (grad - result * jnp.real(grad * jnp.conj(result))) / a)
 
 
 _sgn = _entry("SgnBackward0", ("self", "result"), _sgn_forward, _sgn_derivative)
+_constant_grads(_sgn, when=_real_input)
 
 
 def _angle_derivative(grad, self):
     if not jnp.iscomplexobj(self):
         return jnp.zeros_like(grad)
     a2 = jnp.real(self * jnp.conj(self))
-    return jnp.where(a2 == 0, 0, grad * self / jnp.where(a2 == 0, 1, a2) * 1j)
+    return jnp.where(a2 == 0, 0, grad * self / a2 * 1j)
 
 
 _angle = _entry("AngleBackward0", ("self",), lambda self: jnp.angle(self), _angle_derivative)
+_constant_grads(_angle, when=_real_input)
+for _e in (_sign, _floor, _ceil, _round, _trunc):
+    _constant_grads(_e)
 _conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
@@ -485,6 +544,9 @@ def _(grad):
     return jnp.zeros_like(grad)
 
 
+_constant_grads(_round_decimals)
+
+
 _round_fn = _unary("round", _round, "round")
 _round_inplace = Tensor.round_
 
@@ -611,7 +673,7 @@ def _softplus(self, *, beta, threshold):
 @_softplus.derivative
 def _(grad, self, beta, threshold):
     bx = self * beta
-    return jnp.where(bx > threshold, grad, grad * jax.nn.sigmoid(bx))
+    return jnp.where(bx > threshold, grad, grad * jax.nn.sigmoid(_torch_mask(bx, bx < threshold)))
 
 
 def softplus(input, beta=1, threshold=20):
@@ -675,13 +737,14 @@ def _elu(self, *, alpha, scale, input_scale):
 
 @_elu.derivative
 def _(grad, self, alpha, scale, input_scale):
-    return jnp.where(self > 0, grad * scale, grad * (input_scale * alpha * scale) * jnp.exp(self * input_scale))
+    neg = _torch_mask(self, self < 0)  # torch's second derivative is 0 at 0
+    return jnp.where(self > 0, grad * scale, grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
 
 
 _elu_inplace = _entry(  # in place: the formula in terms of the result
     "EluBackward1", ("result",), _elu_forward,
     lambda grad, result, alpha, scale, input_scale: jnp.where(
-        result > 0, grad * scale, grad * input_scale * (result + alpha * scale)),
+        result > 0, grad * scale, grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale)),
     attrs=("alpha", "input_scale", "scale"))
 
 
@@ -864,6 +927,9 @@ def _(grad):
     return jnp.zeros_like(grad), jnp.zeros_like(grad)
 
 
+_constant_grads(_div_mode)
+
+
 def _not_implemented(aten_name, forward):
     """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
     def derivative(grad):
@@ -892,7 +958,16 @@ def _pow_scalar(self, exponent, *, dtype):
 @_pow_scalar.derivative
 def _(grad, self, exponent, dtype):
     e = exponent.astype(dtype)
-    return jnp.where(e == 0, 0, grad * jnp.conj(e * jnp.power(self.astype(dtype), e - 1)))
+    safe = jnp.where(e == 0, 1, e)  # e == 0: torch returns zeros; no 0 * inf in the unused branch either
+    return jnp.where(e == 0, 0, grad * jnp.conj(safe * _pow_torch(self.astype(dtype), safe - 1)))
+
+
+def _zero_exponent(node):
+    e = node._for_backward[1].unpack_data(node)
+    return not isinstance(e, jax.core.Tracer) and bool(e == 0)
+
+
+_constant_grads(_pow_scalar, when=_zero_exponent)  # torch: zeros_like(self), without history
 
 
 def _exponent_grad(grad, x, e, result):
@@ -958,7 +1033,7 @@ def _atan2(self, other, *, dtype):
 def _(grad, self, other, dtype):
     x, y = self.astype(dtype), other.astype(dtype)
     d = x * x + y * y
-    r = jnp.where(d == 0, 0, 1 / jnp.where(d == 0, 1, d))  # torch: zero gradient at the origin
+    r = jnp.where(d == 0, 0, 1 / d)  # torch: zero gradient at the origin (and NaN in its derivative there)
     return grad * y * r, -grad * x * r
 
 
@@ -1406,10 +1481,22 @@ def _clamp_args(input, min, max):  # noqa: A002
 _PLAIN = (float, int, type(None))
 
 
+def _apply_broadcast(entry, args, statics):
+    """_apply over a tensor and tensor bounds with torch's broadcasting error (TensorIterator's operand order)."""
+    try:
+        return _apply(entry, args, statics)
+    except (TypeError, ValueError):
+        shape = args[0]._data.shape
+        for t in args[1:]:
+            if t is not None:
+                shape = _broadcast_shape(shape, t._data.shape)
+        raise
+
+
 def clamp(input, min=None, max=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
     entry, args, statics = _clamp_args(input, min, max)
-    return _apply(entry, args, statics)
+    return _apply_broadcast(entry, args, statics)
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
@@ -1435,12 +1522,12 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 
 def clamp_min(input, min):  # noqa: A002
     """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
-    return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
+    return _apply_broadcast(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
 
 
 def clamp_max(input, max):  # noqa: A002
     """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
-    return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
+    return _apply_broadcast(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
 
 
 def _clamp_one_(scalar_entry, tensor_entry):
@@ -1626,6 +1713,12 @@ def _copy_from(self, src):
 @_copy_from.derivative
 def _(grad):
     return jnp.zeros_like(grad), grad  # the table sums src's gradient to its shape and casts it to its dtype
+
+
+for _e in (_zero, _fill_scalar):
+    _constant_grads(_e)
+for _e in (_fill_tensor, _copy_from):  # self's gradient is zeros; value's / src's follows grad
+    _constant_grads(_e, outputs=(0,))
 
 
 def _zero_(self):

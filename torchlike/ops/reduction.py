@@ -18,7 +18,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim, _type_string
 from ._registry import op, _apply
 from ._util import _check_unique, _methods
-from .pointwise import maximum, minimum, _to_float
+from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch
 
 __all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "var", "std", "logsumexp", "softmax",
            "log_softmax", "cumsum", "norm", "argmax", "argmin", "all", "any"]
@@ -495,20 +495,20 @@ def _(grad, self, result, ord, dim, keepdim, dtype):  # noqa: A002 - torch's nor
     x = self.astype(dtype)
     g, r = _restore(grad, axes, keepdim), _restore(result, axes, keepdim)
     sgn = jnp.sign(x) if not jnp.iscomplexobj(x) else x / jnp.where(x == 0, 1, jnp.abs(x))
-    if ord == 0:
-        return jnp.zeros(x.shape, grad.dtype)
+    if ord == 0:  # torch: no gradient at all (an undefined one), not zeros
+        return None
     if ord == 1:
         return sgn * g
-    if ord == 2:
-        return g * jnp.where(r == 0, 0, x / jnp.where(r == 0, 1, r))
+    if ord == 2:  # torch: (self / norm).masked_fill_(norm == 0, 0), NaN in its derivative at 0 included
+        return g * jnp.where(r == 0, 0, x / r)
     if ord in (float("inf"), -float("inf")):
         mask = (jnp.abs(x) == r).astype(grad.dtype)
         return sgn * (g / jnp.sum(mask, axis=axes, keepdims=True)) * mask
-    a = jnp.abs(x)
+    a = _abs_torch(x)
     if ord < 1:
-        return jnp.where(x == 0, 0, sgn * a ** (ord - 1)) * g * r ** (1 - ord)
-    scale = jnp.where(r == 0, 0, g / jnp.where(r == 0, 1, r ** (ord - 1)))
-    return (sgn * a ** (ord - 1) if ord < 2 else x * a ** (ord - 2)) * scale
+        return jnp.where(x == 0, 0, sgn * _pow_torch(a, ord - 1)) * g * r ** (1 - ord)
+    scale = jnp.where(r == 0, 0, g / r ** (ord - 1))
+    return (sgn * _pow_torch(a, ord - 1) if ord < 2 else x * _pow_torch(a, ord - 2)) * scale
 
 
 
