@@ -319,46 +319,30 @@ def test_gradgradcheck_catches_wrong_second_derivative():
 
 
 # ----- forward mode (check_forward_ad) -----------------------------------------------------------------------
-@jax.custom_jvp
-def _sin_with_double_jvp(x):
-    return jnp.sin(x)
+def _sin_bad_jvp_function(lib):
+    class SinBadJvp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.x = x
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.cos()  # the backward is right
+
+        @staticmethod
+        def jvp(ctx, dx):
+            return 2 * ctx.x.cos() * dx  # wrong: twice the derivative
+    return SinBadJvp
 
 
-@_sin_with_double_jvp.defjvp
-def _(primals, tangents):
-    (x,), (dx,) = primals, tangents
-    return jnp.sin(x), 2 * jnp.cos(x) * dx  # wrong: forward AD (jax.jvp of the forward) sees twice the derivative
-
-
-@op("SinBackward0")
-def _sin_bad_jvp(x):
-    return _sin_with_double_jvp(x)
-
-
-@_sin_bad_jvp.derivative
-def _(grad, x):
-    return grad * jnp.cos(x)  # the backward is right
-
-
-class _TorchSinBadJvp(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        ctx.x = x
-        return x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * x.cos()
-
-    @staticmethod
-    def jvp(ctx, dx):
-        return 2 * ctx.x.cos() * dx
+_TL_SIN_BAD_JVP, _TORCH_SIN_BAD_JVP = _sin_bad_jvp_function(tl), _sin_bad_jvp_function(torch)
 
 
 def sin_bad_jvp(lib):
-    return _sin_bad_jvp if lib is tl else _TorchSinBadJvp.apply
+    return (_TL_SIN_BAD_JVP if lib is tl else _TORCH_SIN_BAD_JVP).apply
 
 
 @pytest.mark.parametrize("kw", [{}, {"fast_mode": True}, {"check_backward_ad": False},

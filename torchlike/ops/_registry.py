@@ -28,6 +28,7 @@ import inspect
 import weakref
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 
@@ -239,9 +240,54 @@ class _FnOp(OpDef):
         outputs = tuple(f"r{i}" for i in range(n_outputs))
         super().__init__(node_name, raw, inputs=names, statics=(), outputs=outputs, tuple_out=True)
         self._fwd[()] = jitted
+        self._deps = {}
 
     def __call__(self, *args):
-        return _apply(self, args, ())
+        outs = _apply(self, args, ())
+        if _gm._state.grad_enabled:
+            self._detach_independent(args, outs)
+        return outs
+
+    def _detach_independent(self, args, outs):
+        """As in torch, a gradient that does not depend on any input requiring grad has no history (so, e.g., a
+        constant second derivative does not require grad): cut the outputs whose formula ignores those inputs."""
+        key = tuple(a is None for a in args)
+        deps = self._deps.get(key)
+        if deps is None:
+            deps = self._deps[key] = _dependencies(self.forward, [None if a is None else a._data for a in args])
+        for out, used in zip(outs, deps):
+            if out is not None and out._grad_fn is not None and \
+                    not any(args[i] is not None and args[i]._requires_grad for i in used):
+                out._grad_fn, out._output_nr, out._requires_grad = None, 0, False
+
+
+_Literal = jax.extend.core.Literal
+
+
+def _dependencies(fn, arrays):
+    """Per output of ``fn(*arrays)``: the positions of the arrays it depends on (from its jaxpr)."""
+    closed = jax.make_jaxpr(fn)(*arrays)
+    flat_pos = []  # jaxpr input variable -> argument position (None arguments have no variable)
+    for i, a in enumerate(arrays):
+        if a is not None:
+            flat_pos.append(i)
+    dep = {v: {i} for v, i in zip(closed.jaxpr.invars, flat_pos)}
+    for eqn in closed.jaxpr.eqns:
+        used = set()
+        for v in eqn.invars:
+            if not isinstance(v, _Literal):
+                used |= dep.get(v, set())
+        for v in eqn.outvars:
+            dep[v] = used
+    outs = jax.tree_util.tree_leaves(jax.eval_shape(fn, *arrays), is_leaf=lambda x: x is None)
+    result, it = [], iter(closed.jaxpr.outvars)
+    for o in outs:
+        if o is None:
+            result.append(set())
+        else:
+            v = next(it)
+            result.append(set() if isinstance(v, _Literal) else dep.get(v, set()))
+    return result
 
 
 def _cotangent(g, out):
