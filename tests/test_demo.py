@@ -11,7 +11,7 @@ def test_demo_trains_and_prints_graph():
         final = demo.main(steps=100)
     text = out.getvalue()
     for name in ("NllLossBackward0", "LogSoftmaxBackward0", "AddmmBackward0", "ReluBackward0", "TBackward0",
-                 "AccumulateGrad  (W0: [32, 2])", "(b2: [3])"):
+                 "AccumulateGrad  (0.weight: [32, 2])", "(4.bias: [3])", "(0): Linear(in_features=2, out_features=32"):
         assert name in text
     losses = [float(line.split("loss")[1].split()[0]) for line in text.splitlines() if line.strip().startswith("step")]
     assert losses[0] > 1.0 and final < losses[0] * 0.8

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 import torchlike as torch
-import torchlike.nn.functional as F
+import torchlike.nn as nn
 
 
 def make_data(n_per_class=100, seed=0):
@@ -54,41 +54,33 @@ def print_graph(tensor, names):
             stack.append((child, child_nr, child_prefix, "└─ " if i == len(children) - 1 else "├─ "))
 
 
-def main(steps=400, lr=0.3, hidden=32):
+def main(steps=400, lr=0.01, hidden=32):
     torch.manual_seed(0)
     x_np, y_np = make_data()
     x, y = torch.tensor(x_np), torch.tensor(y_np)
 
-    # parameters: a 2 -> hidden -> hidden -> 3 MLP, initialised like torch.nn.Linear
-    sizes = [2, hidden, hidden, 3]
-    params = {}
-    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-        bound = 1 / np.sqrt(fan_in)
-        params[f"W{i}"] = ((torch.rand(fan_out, fan_in) * 2 - 1) * bound).requires_grad_()
-        params[f"b{i}"] = ((torch.rand(fan_out) * 2 - 1) * bound).requires_grad_()
-
-    def model(inp):
-        h = F.relu(F.linear(inp, params["W0"], params["b0"]))
-        h = F.relu(F.linear(h, params["W1"], params["b1"]))
-        return F.linear(h, params["W2"], params["b2"])
-
-    loss = F.cross_entropy(model(x), y)
-    print("Autograd graph of the loss (node names as torch records them):")
-    print_graph(loss, {id(p): name for name, p in params.items()})
+    model = nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                          nn.Linear(hidden, 3))
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # one jitted update for all parameters
+    print(model)
     print()
 
-    print(f"Training {steps} steps of full-batch SGD (lr={lr}) on {len(x_np)} points:")
+    loss = loss_fn(model(x), y)
+    print("Autograd graph of the loss (node names as torch records them):")
+    print_graph(loss, {id(p): name for name, p in model.named_parameters()})
+    print()
+
+    print(f"Training {steps} steps of full-batch Adam (lr={lr}) on {len(x_np)} points:")
     start = time.perf_counter()
     for step in range(steps + 1):
-        loss = F.cross_entropy(model(x), y)
-        for p in params.values():
-            p.grad = None
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
         loss.backward()
-        with torch.no_grad():
-            for p in params.values():
-                p -= lr * p.grad
+        optimizer.step()
         if step % 50 == 0:
-            acc = (model(x).argmax(dim=1) == y).float().mean().item()
+            with torch.no_grad():
+                acc = (model(x).argmax(dim=1) == y).float().mean().item()
             print(f"  step {step:4d}  loss {loss.item():.4f}  accuracy {acc:.2f}")
     print(f"done in {time.perf_counter() - start:.1f} s (the first steps include jit compilation)")
     return loss.item()

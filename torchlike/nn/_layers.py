@@ -1,0 +1,949 @@
+"""Layer ops of torchlike.nn.functional: conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,
+scaled_dot_product_attention.
+
+Each is one op-table entry with torch's node name and ``_saved_*`` attributes (ConvolutionBackward0,
+MaxPool2DWithIndicesBackward0, AvgPool2DBackward0, NativeLayerNormBackward0, NativeBatchNormBackward0,
+EmbeddingBackward0, ScaledDotProductFlashAttentionForCpuBackward0), wrapped in the argument handling and the
+checks (same exception types and messages) torch does around them. Where torch composes (unbatched conv2d:
+unsqueeze / squeeze; padding="same" with an asymmetric pad: ConstantPadNdBackward0; attention outside the
+CPU flash kernel's conditions: its math path), torchlike composes the same way.
+"""
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import _wrap
+from ..autograd import grad_mode as _gm
+from ..ops import _views, linalg as _linalg, shape as _shape
+from ..ops._registry import op, _apply
+from ..ops.linalg import _CPP_NAMES, _word
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding",
+           "scaled_dot_product_attention", "multi_head_attention_forward"]
+
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
+def _size_str(shape):
+    return f"torch.Size({list(shape)})"
+
+
+def _is_tracer(t):
+    return isinstance(t._data, jax.core.Tracer)
+
+
+def _two(v):
+    return v * 2 if len(v) == 1 else v
+
+
+# ----- conv2d ------------------------------------------------------------------------------------------------
+def _conv(x, w, stride, padding, dilation, groups):
+    pad = _two(padding)  # padding="valid" is saved as (0,), as torch
+    return jax.lax.conv_general_dilated(x, w, stride, [(p, p) for p in pad], rhs_dilation=dilation,
+                                        dimension_numbers=("NCHW", "OIHW", "NCHW"), feature_group_count=groups,
+                                        precision=_HIGHEST)
+
+
+@op("ConvolutionBackward0", save=("input", "weight"),
+    attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"))
+def _convolution(input, weight, bias, *, stride, padding, dilation, transposed, output_padding, groups):
+    out = _conv(input, weight, stride, padding, dilation, groups)
+    return out if bias is None else out + bias[:, None, None]
+
+
+@_convolution.derivative
+def _(grad, input, weight, stride, padding, dilation, groups):
+    _, vjp = jax.vjp(lambda x, w: _conv(x, w, stride, padding, dilation, groups), input, weight)
+    gx, gw = vjp(grad)  # XLA drops the half nobody asked for
+    return gx, gw, jnp.sum(grad, (0, 2, 3))
+
+
+_convolution.node_cls._saved_bias_sym_sizes_opt = property(
+    lambda node: tuple(node._in_meta[2].shape) if node._in_meta[2] is not None else (0,))
+
+
+def _pad_cfg(ndim, pad):
+    """torch's pad list ((left, right) pairs from the last dim backwards) as jnp.pad's per-dim config."""
+    cfg = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        cfg[ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return cfg
+
+
+@op("ConstantPadNdBackward0", save=(), attrs=("pad",))
+def _constant_pad(self, *, pad):
+    return jnp.pad(self, _pad_cfg(self.ndim, pad))
+
+
+@_constant_pad.derivative
+def _(grad, pad):
+    idx = [slice(None)] * grad.ndim
+    for i in range(len(pad) // 2):
+        d = grad.ndim - 1 - i
+        idx[d] = slice(pad[2 * i], grad.shape[d] - pad[2 * i + 1])
+    return grad[tuple(idx)]
+
+
+@op("ReflectionPad2DBackward0", save=("self",), attrs=("padding",))
+def _reflection_pad(self, *, padding):
+    return jnp.pad(self, _pad_cfg(self.ndim, padding), mode="reflect")
+
+
+@op("ReplicationPad2DBackward0", save=("self",), attrs=("padding",))
+def _replication_pad(self, *, padding):
+    return jnp.pad(self, _pad_cfg(self.ndim, padding), mode="edge")
+
+
+def _pad(input, pad, mode):
+    """F.pad of the last two dims with Conv2d's padding modes: "reflect", "replicate", "circular" (composed of
+    slices and cat, not torch's CopySlices graph)."""
+    pad = tuple(int(p) for p in pad)
+    if mode == "circular":
+        out = input
+        for i in range(2):
+            d = input.ndim - 1 - i
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            if lo > input.shape[d] or hi > input.shape[d]:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            n = out.shape[d]
+            parts = [out.narrow(d, n - lo, lo)] if lo else []
+            parts.append(out)
+            if hi:
+                parts.append(out.narrow(d, 0, hi))
+            out = _shape.cat(parts, d) if len(parts) > 1 else out
+        return out
+    if mode == "reflect":
+        for i in range(2):
+            d = input.ndim - 1 - i
+            if pad[2 * i] >= input.shape[d] or pad[2 * i + 1] >= input.shape[d]:
+                raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                                   f"dimension, but got: padding ({pad[2 * i]}, {pad[2 * i + 1]}) at dimension {d} of "
+                                   f"input {list(input.shape)}")
+        return _apply(_reflection_pad, (input,), (pad,))
+    return _apply(_replication_pad, (input,), (pad,))
+
+
+def _conv_param(value, k, name):
+    """torch's expand_param_if_needed for a conv2d argument (an int binds as a pair) and k = weight.ndim - 2."""
+    value = (int(value),) * 2 if isinstance(value, (int, np.integer)) else tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * k
+    if len(value) != k:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {k} values to match the "
+                           f"convolution dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _cpp_name(t):
+    return _CPP_NAMES[np.dtype(t._data.dtype).name]
+
+
+def _check_conv(x, weight, bias, stride, padding, dilation, groups):
+    """torch's convolution checks, in torch's order (x is batched)."""
+    if bias is not None and bias._data.dtype != x._data.dtype:
+        raise RuntimeError(f"Input type ({_cpp_name(x)}) and bias type ({_cpp_name(bias)}) should be the same")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if weight.ndim != 4:  # stride, padding and dilation given as 1-element lists got this far
+        _conv_param((0, 0), weight.ndim - 2, "output_padding")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
+                           f"channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead")
+    pad2 = _two(padding)
+    padded = [n + 2 * p for n, p in zip(x.shape[2:], pad2)]
+    kernel = [d * (n - 1) + 1 for d, n in zip(dilation, weight.shape[2:])]
+    if any(k_ > p_ for k_, p_ in zip(kernel, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input "
+                           f"size")
+    if x._data.dtype != weight._data.dtype:
+        if x._data.dtype == np.float32:
+            raise RuntimeError(f"Input type (torch.{_word(x)}Tensor) and weight type (torch.{_word(weight)}Tensor) "
+                               f"should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(f"expected scalar type {_word(x)} but found {_word(weight)}")
+    if any(d <= 0 for d in dilation):  # the float64 kernel words it differently
+        if x._data.dtype == np.float64:
+            raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+        raise RuntimeError("non-positive dilation is not supported")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution over (N, C, H, W) or unbatched (C, H, W) input (ConvolutionBackward0).
+
+    ``padding`` is an int, a pair, ``"valid"`` or ``"same"`` (stride 1 only); ``groups`` splits the channels.
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+                           f"{list(input.shape)}")
+    k = weight.ndim - 2
+    stride = _conv_param(stride, k, "stride")
+    dilation = _conv_param(dilation, k, "dilation")
+    mode = None
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        mode = padding
+        padding = (0,) * k
+    else:
+        padding = _conv_param(padding, k, "padding")
+    batched = input.ndim == 4
+    x = input if batched else _shape.unsqueeze(input, 0)
+    output_padding = (0, 0)
+    if mode == "valid":  # torch calls convolution(..., padding={0}, output_padding={0})
+        padding = output_padding = (0,)
+    elif mode == "same" and weight.ndim == 4:
+        total = [d * (n - 1) for d, n in zip(dilation, weight.shape[2:])]
+        left = [t // 2 for t in total]
+        padding = tuple(left)
+        if any(t % 2 for t in total):  # torch pads the extra row/column on the right first
+            warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                          "copy of the input be created", stacklevel=2)
+            pad = []
+            for t, l in zip(reversed(total), reversed(left)):
+                pad += [0, t - 2 * l]
+            x = _apply(_constant_pad, (x,), (tuple(pad),))
+    _check_conv(x, weight, bias, stride, padding, dilation, groups)
+    out = _apply(_convolution, (x, weight, bias), (stride, padding, dilation, False, output_padding, groups))
+    return out if batched else _shape.squeeze(out, 0)
+
+
+# ----- pooling -----------------------------------------------------------------------------------------------
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """torch's pooling_output_shape."""
+    span = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = span // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _window_pads(shape, k, s, p, d, out):
+    """reduce_window padding of the last two dims: ``p`` before, and after enough for the last (ceil_mode) window."""
+    lead = len(shape) - 2
+    return [(0, 0)] * lead + [(p_, max((o - 1) * s_ + d_ * (k_ - 1) + 1 - n - p_, 0))
+                              for n, k_, s_, p_, d_, o in zip(shape[lead:], k, s, p, d, out)]
+
+
+def _pool_params(fn, kernel_size, stride, padding, dilation=1):
+    if isinstance(kernel_size, (int, np.integer)):
+        kernel_size = (int(kernel_size),) * 2
+    kernel_size = tuple(int(v) for v in kernel_size)
+    if len(kernel_size) not in (1, 2):
+        raise RuntimeError(f"{fn}: kernel_size must either be a single int, or a tuple of two ints")
+    if stride is None:
+        stride = ()
+    elif isinstance(stride, (int, np.integer)):
+        stride = (int(stride),) * 2
+    stride = tuple(int(v) for v in stride)
+    if len(stride) not in (0, 1, 2):
+        raise RuntimeError(f"{fn}: stride must either be omitted, a single int, or a tuple of two ints")
+    padding = (int(padding),) * 2 if isinstance(padding, (int, np.integer)) else tuple(int(v) for v in padding)
+    if len(padding) not in (1, 2):
+        raise RuntimeError(f"{fn}: padding must either be a single int, or a tuple of two ints")
+    dilation = (int(dilation),) * 2 if isinstance(dilation, (int, np.integer)) else tuple(int(v) for v in dilation)
+    if len(dilation) not in (1, 2):
+        raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of two ints")
+    return kernel_size, stride, padding, dilation
+
+
+def _pool_shape(input, k, s, p, d, ceil_mode, max_pool):
+    """torch's pool2d checks; the output (oh, ow)."""
+    if max_pool and input.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if input.ndim < 3:  # avg_pool2d reads input.size(-3) first
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
+                         f"{max(input.ndim, 1) - 1}], but got -3)")
+    out = []
+    for n, k_, s_, p_, d_ in zip(input.shape[-2:], k, s, p, d):
+        if s_ == 0:
+            raise RuntimeError("stride should not be zero")
+        if p_ < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p_}")
+        if p_ > ((k_ - 1) * d_ + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p_}, "
+                               f"kernel_size={k_} and dilation={d_}")
+        out.append(_pool_out(n, k_, s_, p_, d_, ceil_mode))
+    if k[0] <= 0 or k[1] <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
+    if s[0] <= 0 or s[1] <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
+    if d[0] <= 0 or d[1] <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
+    sh = input.shape
+    if 0 in sh[-3:] or (input.ndim == 3 and sh[0] == 0):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(sh)}")
+    if out[0] < 1 or out[1] < 1:
+        raise RuntimeError(f"Given input size: ({sh[-3]}x{sh[-2]}x{sh[-1]}). Calculated output size: "
+                           f"({sh[-3]}x{out[0]}x{out[1]}). Output size is too small")
+    return tuple(out)
+
+
+def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
+    k, p, d = _two(kernel_size), _two(padding), _two(dilation)
+    s = _two(stride) if stride else k
+    out = tuple(_pool_out(n, k_, s_, p_, d_, ceil_mode) for n, k_, s_, p_, d_ in zip(shape[-2:], k, s, p, d))
+    return k, s, p, d, out
+
+
+def _argmax_pair(a, b):
+    """reduce_window's reducer over (value, flat index): torch's pick is the first maximum, or the last NaN."""
+    av, ai = a
+    bv, bi = b
+    a_nan, b_nan = jnp.isnan(av), jnp.isnan(bv)
+    take_b = jnp.where(a_nan | b_nan, b_nan & (~a_nan | (bi > ai)), (bv > av) | ((bv == av) & (bi < ai)))
+    return jnp.where(take_b, bv, av), jnp.where(take_b, bi, ai)
+
+
+@op("MaxPool2DWithIndicesBackward0", save=("self", "result1"), outputs=("result", "result1"),
+    attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"))
+def _max_pool(self, *, kernel_size, stride, padding, dilation, ceil_mode):
+    k, s, p, d, out = _pool_geometry(self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    H, W = self.shape[-2:]
+    lead = self.ndim - 2
+    index = jnp.broadcast_to(jnp.arange(H * W, dtype=jnp.int64).reshape(H, W), self.shape)
+    pads = _window_pads(self.shape, k, s, p, d, out)
+    low = -jnp.inf if jnp.issubdtype(self.dtype, jnp.floating) else jnp.iinfo(self.dtype).min
+    one = (1,) * lead
+    # padding reads (low, int64 max): it never beats an input element, even one equal to low
+    return jax.lax.reduce_window((self, index), (jnp.asarray(low, self.dtype), jnp.asarray(np.iinfo(np.int64).max)),
+                                 _argmax_pair, one + k, one + s, pads, window_dilation=one + d)
+
+
+@_max_pool.derivative
+def _(grads, self, result1):
+    grad = grads[0]
+    lead = self.shape[:-2]
+    n = math.prod(lead)
+    g = grad.reshape(n, -1)
+    idx = result1.reshape(n, -1)
+    flat = jnp.zeros((n, self.shape[-2] * self.shape[-1]), grad.dtype)
+    return flat.at[jnp.arange(n)[:, None], idx].add(g).reshape(self.shape)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-D max pooling over (N, C, H, W) or (C, H, W) (MaxPool2DWithIndicesBackward0); with
+    ``return_indices=True`` also the flat ``h * W + w`` index of each maximum."""
+    k, s, p, d = _pool_params("max_pool2d", kernel_size, stride, padding, dilation)
+    _pool_shape(input, _two(k), _two(s) if s else _two(k), _two(p), _two(d), ceil_mode, True)
+    out, indices = _apply(_max_pool, (input,), (k, s, p, d, bool(ceil_mode)))
+    return (out, indices) if return_indices else out
+
+
+@op("AvgPool2DBackward0", save=("self",),
+    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"))
+def _avg_pool(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, d, out = _pool_geometry(self.shape, kernel_size, stride, padding, (1,), ceil_mode)
+    H, W = self.shape[-2:]
+    one = (1,) * (self.ndim - 2)
+    total = jax.lax.reduce_window(self, np.zeros((), self.dtype), jax.lax.add, one + k, one + s,
+                                  _window_pads(self.shape, k, s, p, d, out))
+    if divisor_override:
+        div = np.full(out, divisor_override)
+    else:  # torch: windows clipped to the padded input (count_include_pad) or to the input itself
+        def extent(n, k_, s_, p_, o):
+            start = np.arange(o) * s_ - p_
+            end = np.minimum(start + k_, n + p_)
+            if count_include_pad:
+                return end - start
+            return np.minimum(end, n) - np.maximum(start, 0)
+        div = extent(H, k[0], s[0], p[0], out[0])[:, None] * extent(W, k[1], s[1], p[1], out[1])[None, :]
+    if jnp.issubdtype(self.dtype, jnp.integer):
+        return jax.lax.div(total, jnp.broadcast_to(jnp.asarray(div, self.dtype), total.shape))
+    return total / jnp.asarray(div, self.dtype)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-D average pooling over (N, C, H, W) or (C, H, W) (AvgPool2DBackward0)."""
+    k, s, p, _ = _pool_params("avg_pool2d", kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _pool_shape(input, _two(k), _two(s) if s else _two(k), _two(p), (1, 1), ceil_mode, False)
+    return _apply(_avg_pool, (input,), (k, s, p, bool(ceil_mode), bool(count_include_pad),
+                                        None if divisor_override is None else int(divisor_override)))
+
+
+def _check_mixed(input, *params):
+    """torch's CPU dtype rules for normalisation parameters: the first given one decides whether the call is
+    "mixed"; torchlike computes only unmixed calls (every parameter in the input's dtype)."""
+    given = [t for t in params if t is not None]
+    dt = input._data.dtype
+    if given and given[0]._data.dtype != dt:
+        if dt not in (np.float32, jnp.bfloat16, np.float16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        if any(t._data.dtype != np.float32 for t in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise NotImplementedError("torchlike: float32 parameters for a float16/bfloat16 input (torch's mixed "
+                                  "dtype) are not supported; cast them to the input's dtype")
+    for t in given:
+        if t._data.dtype != dt:
+            raise RuntimeError(f"expected scalar type {_word(input)} but found {_word(t)}")
+
+
+# ----- layer_norm --------------------------------------------------------------------------------------------
+@op("NativeLayerNormBackward0", save=("input", "weight", "bias", "result1", "result2"),
+    outputs=("result", "result1", "result2"), attrs=("normalized_shape",))
+def _layer_norm(input, weight, bias, *, normalized_shape, eps):
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    mean = jnp.mean(input, axes, keepdims=True)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(input - mean), axes, keepdims=True) + eps)
+    out = (input - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+@_layer_norm.derivative
+def _(grads, input, weight, result1, result2, normalized_shape):
+    grad, g_mean, g_rstd = grads  # mean and rstd are outputs too: create_graph sends them gradients
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    lead = tuple(range(input.ndim - len(normalized_shape)))
+    n = math.prod(normalized_shape)
+    xhat = (input - result1) * result2
+    gxhat = grad if weight is None else grad * weight
+    gx = result2 * (gxhat - jnp.mean(gxhat, axes, keepdims=True)
+                    - xhat * jnp.mean(gxhat * xhat, axes, keepdims=True))
+    gx = gx + (g_mean - g_rstd * jnp.square(result2) * xhat) / n
+    return gx, jnp.sum(grad * xhat, lead), jnp.sum(grad, lead)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    ns = tuple(int(n) for n in normalized_shape)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(ns)}")
+    if input.ndim < len(ns) or tuple(input.shape[input.ndim - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
+                           f"{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    _check_mixed(input, weight, bias)
+    return _apply(_layer_norm, (input, weight, bias), (ns, float(eps)))[0]
+
+
+# ----- batch_norm --------------------------------------------------------------------------------------------
+def _bn_view(v, ndim):
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+@op("NativeBatchNormBackward0", save=("input", "weight", "running_mean", "running_var", "result1", "result2"),
+    nondiff=("running_mean", "running_var"), outputs=("result", "result1", "result2"), attrs=("training", "eps"))
+def _batch_norm(input, weight, bias, running_mean, running_var, *, training, eps):
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        mean = jnp.mean(input, axes)
+        invstd = jax.lax.rsqrt(jnp.mean(jnp.square(input - _bn_view(mean, input.ndim)), axes) + eps)
+        saved = (mean, invstd)
+    else:
+        mean, invstd = running_mean, jax.lax.rsqrt(running_var + eps)
+        saved = (jnp.zeros((0,), input.dtype),) * 2
+    scale = invstd if weight is None else invstd * weight
+    out = (input - _bn_view(mean, input.ndim)) * _bn_view(scale, input.ndim)
+    if bias is not None:
+        out = out + _bn_view(bias, input.ndim)
+    return (out,) + saved
+
+
+@_batch_norm.derivative
+def _(grads, input, weight, running_mean, running_var, result1, result2, training, eps):
+    grad, g_mean, g_invstd = grads  # save_mean / save_invstd get gradients under create_graph
+    nd = input.ndim
+    axes = (0,) + tuple(range(2, nd))
+    if training:
+        mean, invstd = result1, result2
+    else:
+        mean, invstd = running_mean, jax.lax.rsqrt(running_var + eps)
+    xhat = (input - _bn_view(mean, nd)) * _bn_view(invstd, nd)
+    gb = jnp.sum(grad, axes)
+    gw = jnp.sum(grad * xhat, axes)
+    scale = invstd if weight is None else invstd * weight
+    if training:
+        n = input.size // input.shape[1]
+        gx = _bn_view(scale, nd) * (grad - _bn_view(gb / n, nd) - xhat * _bn_view(gw / n, nd))
+        gx = gx + (_bn_view(g_mean, nd) - _bn_view(g_invstd * jnp.square(invstd), nd) * xhat) / n
+    else:
+        gx = grad * _bn_view(scale, nd)
+    return gx, gw, gb
+
+
+@jax.jit
+def _bn_running(running_mean, running_var, mean, invstd, momentum, eps, n):
+    """torch's running-statistics update; the batch variance is recovered from the saved invstd (unbiased)."""
+    var = (1 / jnp.square(invstd) - eps) * (n / jnp.maximum(n - 1, 1))
+    m = momentum.astype(running_mean.dtype)
+    return ((1 - m) * running_mean + m * mean.astype(running_mean.dtype),
+            (1 - m) * running_var + m * var.astype(running_var.dtype))
+
+
+def _write_quiet(t, data):
+    """Write new values into t without a version bump, as torch's batch_norm kernels update running stats."""
+    if t._storage is None:
+        t._data = data
+    else:
+        _views._write(t, data)
+        _views._regenerate(t._storage)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch normalisation over dim 1 (NativeBatchNormBackward0). In training, normalise by the batch statistics
+    and update ``running_mean``/``running_var`` in place (no version bump, as torch); else use them."""
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    if training:
+        size = tuple(input.shape)
+        if size[0] * math.prod(size[2:]) == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{_size_str(size)}")
+    if momentum is None or isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise TypeError(f"batch_norm(): argument 'momentum' (position 7) must be float, not "
+                        f"{type(momentum).__name__}")
+    c = input.shape[1] if input.ndim > 1 else 0
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if not training and running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    _check_mixed(input, weight, bias, running_mean, running_var)
+    out, mean, invstd = _apply(_batch_norm, (input, weight, bias, running_mean, running_var),
+                               (bool(training), float(eps)))
+    if training and running_mean is not None:
+        n = input.numel() // max(c, 1)
+        dt = input._data.dtype
+        rm, rv = _bn_running(running_mean._data, running_var._data, mean._data, invstd._data,
+                             np.asarray(momentum, dt), np.asarray(eps, dt), np.asarray(n, dt))
+        _write_quiet(running_mean, rm)
+        _write_quiet(running_var, rv)
+    return out
+
+
+# ----- embedding ---------------------------------------------------------------------------------------------
+@op("EmbeddingBackward0", save=("indices",), nondiff=("indices",),
+    attrs=("padding_idx", "scale_grad_by_freq", "sparse"), unsigned=("padding_idx",))
+def _embedding(weight, indices, *, padding_idx, scale_grad_by_freq, sparse):
+    return jnp.take(weight, indices, axis=0)
+
+
+@_embedding.derivative
+def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
+    idx = indices.reshape(-1)
+    g = grad.reshape(idx.shape[0], -1)
+    if padding_idx >= 0:
+        g = jnp.where((idx == padding_idx)[:, None], 0, g)
+    if scale_grad_by_freq:
+        counts = jnp.zeros(weight_shape[0], g.dtype).at[idx].add(1)
+        g = g / counts[idx][:, None]
+    return jnp.zeros(weight_shape, g.dtype).at[idx].add(g), None
+
+
+_embedding.node_cls._saved_weight_sym_argsize_0 = property(lambda node: node._in_meta[0].shape[0])
+
+
+@jax.jit
+def _renorm_rows(weight, indices, max_norm, norm_type):
+    norms = jnp.sum(jnp.abs(weight) ** norm_type, 1) ** (1 / norm_type)
+    used = jnp.zeros(weight.shape[0], bool).at[indices.reshape(-1)].set(True)
+    scale = jnp.where(used & (norms > max_norm), max_norm / (norms + 1e-7), 1)
+    return weight * scale[:, None].astype(weight.dtype)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the integer ``input`` (EmbeddingBackward0). ``padding_idx``'s row gets no
+    gradient; ``max_norm`` renormalises the picked rows of ``weight`` in place first, as torch.
+
+    ``sparse=True`` is recorded on the node, but the gradient is dense (torchlike has no sparse tensors).
+    """
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if input._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{_word(input)}Tensor instead (while checking arguments for "
+                           f"embedding)")
+    if not _is_tracer(input):
+        idx = np.asarray(input._data)
+        if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+            raise IndexError("index out of range in self")
+    if max_norm is not None:
+        with _gm.no_grad():  # torch.embedding_renorm_: an in-place write (version bump) outside autograd
+            _views._commit(weight, _renorm_rows(weight._data, input._data, jnp.asarray(max_norm, weight._data.dtype),
+                                                jnp.asarray(norm_type, weight._data.dtype)))
+    return _apply(_embedding, (weight, input), (int(padding_idx), bool(scale_grad_by_freq), bool(sparse)))
+
+
+# ----- scaled_dot_product_attention --------------------------------------------------------------------------
+def _attn_scores(query, key, attn_mask, is_causal, scale):
+    """Scaled scores (B, H, L, S) with the causal / additive mask; key repeated for grouped-query heads."""
+    rep = query.shape[1] // key.shape[1]
+    if rep > 1:
+        key = jnp.repeat(key, rep, axis=1)
+    s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = jnp.einsum("bhle,bhse->bhls", query, key, precision=_HIGHEST) * jnp.asarray(s, query.dtype)
+    if is_causal:
+        L, S = scores.shape[-2:]
+        scores = jnp.where(np.tril(np.ones((L, S), bool)), scores, -jnp.inf)
+    if attn_mask is not None:
+        scores = scores + attn_mask.astype(query.dtype)
+    return scores
+
+
+def _repeat_heads(x, rep):
+    return jnp.repeat(x, rep, axis=1) if rep > 1 else x
+
+
+def _sum_heads(g, heads):
+    b, h = g.shape[:2]
+    return g.reshape((b, heads, h // heads) + g.shape[2:]).sum(2) if h != heads else g
+
+
+@op("ScaledDotProductFlashAttentionForCpuBackward0",
+    save=("query", "key", "value", "attn_mask", "output", "logsumexp"), nondiff=("attn_mask",),
+    outputs=("output", "logsumexp"), attrs=("dropout_p", "is_causal", "scale"))
+def _flash(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
+    scores = _attn_scores(query, key, attn_mask, is_causal, scale)
+    top = jnp.max(scores, -1, keepdims=True)
+    top = jnp.where(jnp.isfinite(top), top, 0)
+    p = jnp.exp(scores - top)
+    total = jnp.sum(p, -1, keepdims=True)
+    empty = total == 0  # a fully masked row: output 0 and logsumexp 0, as torch's CPU kernel
+    v = _repeat_heads(value, query.shape[1] // value.shape[1])
+    out = jnp.einsum("bhls,bhse->bhle", p / jnp.where(empty, 1, total), v, precision=_HIGHEST)
+    lse = jnp.where(empty, 0, top + jnp.log(jnp.where(empty, 1, total)))[..., 0]
+    return out, lse
+
+
+@_flash.derivative
+def _(grads, query, key, value, attn_mask, output, logsumexp, is_causal, scale):
+    g, g_lse = grads  # logsumexp is an output too: create_graph sends it a gradient
+    rep = query.shape[1] // key.shape[1]
+    scores = _attn_scores(query, key, attn_mask, is_causal, scale)
+    p = jnp.exp(scores - logsumexp[..., None])
+    p = jnp.where(jnp.isneginf(scores), 0, p)
+    s = jnp.asarray(1 / math.sqrt(query.shape[-1]) if scale is None else scale, query.dtype)
+    dv = jnp.einsum("bhls,bhle->bhse", p, g, precision=_HIGHEST)
+    dp = jnp.einsum("bhle,bhse->bhls", g, _repeat_heads(value, rep), precision=_HIGHEST)
+    ds = p * (dp - jnp.sum(g * output, -1, keepdims=True) + g_lse[..., None]) * s
+    dq = jnp.einsum("bhls,bhse->bhle", ds, _repeat_heads(key, rep), precision=_HIGHEST)
+    dk = jnp.einsum("bhls,bhle->bhse", ds, query, precision=_HIGHEST)
+    return dq, _sum_heads(dk, key.shape[1]), _sum_heads(dv, value.shape[1])
+
+
+@op("SafeSoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
+def _safe_softmax(self, *, dim):
+    top = jnp.max(self, dim, keepdims=True)
+    p = jnp.exp(self - jnp.where(jnp.isfinite(top), top, 0))
+    total = jnp.sum(p, dim, keepdims=True)
+    return jnp.where(total == 0, 0, p / jnp.where(total == 0, 1, total))
+
+
+@_safe_softmax.derivative
+def _(grad, result, dim):
+    return result * (grad - jnp.sum(grad * result, dim, keepdims=True))
+
+
+@jax.jit
+def _bool_to_additive(mask, like):
+    """A bool "take part" mask as an additive float mask in ``like``'s dtype (False -> -inf)."""
+    return jnp.where(mask, jnp.zeros((), like.dtype), -jnp.inf).astype(like.dtype)
+
+
+@jax.jit
+def _bool_to_penalty(mask, like):
+    """A bool "masked out" mask (torch.nn's convention) as an additive float mask (True -> -inf)."""
+    return jnp.where(mask, -jnp.inf, jnp.zeros((), like.dtype)).astype(like.dtype)
+
+
+def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
+    """Whether torch 2.13 on CPU takes the flash kernel (else its math path)."""
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or dropout_p != 0.0:
+        return False
+    if not (q.shape[-1] == k.shape[-1] == v.shape[-1]) or 0 in (q.shape[-2], k.shape[-2]):
+        return False
+    if not (q.shape[0] == k.shape[0] == v.shape[0]) or k.shape[1] != v.shape[1]:
+        return False
+    if q.shape[1] != k.shape[1] and not (enable_gqa and q.shape[1] % k.shape[1] == 0):
+        return False
+    if mask is not None and (mask.ndim not in (2, 4) or (mask._requires_grad and _gm._state.grad_enabled)):
+        return False
+    return q._data.dtype in (np.float32, np.float64)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value, as torch on CPU: 4-D inputs without dropout run as one op
+    (ScaledDotProductFlashAttentionForCpuBackward0); other cases follow torch's math path op by op.
+
+    ``attn_mask``: bool (True = take part) or additive float, broadcastable to (..., L, S); ``is_causal``: the
+    lower-triangular (top-left aligned) mask; ``scale``: default 1/sqrt(E); ``enable_gqa``: key/value with
+    fewer heads, each shared by a group of query heads.
+    """
+    dts = [t._data.dtype for t in (query, key, value)]
+    if not dts[0] == dts[1] == dts[2]:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{_CPP_NAMES[np.dtype(dts[0]).name]} key.dtype: {_CPP_NAMES[np.dtype(dts[1]).name]} and "
+                           f"value.dtype: {_CPP_NAMES[np.dtype(dts[2]).name]} instead.")
+    if attn_mask is not None:
+        md = attn_mask._data.dtype
+        if md not in (np.bool_, np.float32, dts[0]):
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                               f"attn_mask.dtype: {_CPP_NAMES[np.dtype(md).name]} and  query.dtype: "
+                               f"{_CPP_NAMES[np.dtype(dts[0]).name]} instead.")
+        if is_causal:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        if md == np.bool_:
+            attn_mask = _wrap(_bool_to_additive(attn_mask._data, query._data))
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] % key.shape[-3]:
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+    if _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+        statics = (float(dropout_p), bool(is_causal), None if scale is None else float(scale))
+        return _apply(_flash, (query, key, value, attn_mask), statics)[0]
+    return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """torch's _scaled_dot_product_attention_math, op by op."""
+    from . import functional as F
+    s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    root = math.sqrt(abs(s))
+    q = _apply(F._mul_scalar, (query,), (-root if s < 0 else root,))
+    if is_causal:
+        L, S = query.shape[-2], key.shape[-2]
+        attn_mask = _wrap(_bool_to_additive(np.tril(np.ones((L, S), bool)), query._data))
+    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = _repeat_interleave(key, rep)
+        value = _repeat_interleave(value, rep)
+    attn = _linalg.matmul(q, _apply(F._mul_scalar, (key.transpose(-2, -1),), (root,)))
+    if attn_mask is not None:
+        attn = attn + attn_mask
+    attn = _apply(_safe_softmax, (attn,), (-1,))
+    if dropout_p > 0.0:
+        attn = F.dropout(attn, dropout_p, True)
+    return _linalg.matmul(attn, value)
+
+
+def _repeat_interleave(x, rep):
+    """x.repeat_interleave(rep, dim=-3) from views: (..., H, L, E) -> (..., H, 1, L, E) -> expand -> reshape."""
+    shape = tuple(x.shape)
+    y = _shape.unsqueeze(x, -3).expand(*shape[:-2], rep, *shape[-2:])
+    return y.reshape(*shape[:-3], shape[-3] * rep, *shape[-2:])
+
+
+# ----- multi_head_attention_forward --------------------------------------------------------------------------
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """torch's mask canonicalisation: a bool mask becomes an additive float mask (True -> -inf)."""
+    if mask is None:
+        return None
+    is_float = mask._data.dtype.kind == "f"
+    if mask._data.dtype != np.bool_ and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask._data.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      f"instead.", stacklevel=3)
+    if not is_float:
+        mask = _wrap(_bool_to_penalty(mask._data, np.zeros((), target_type)))
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                                 f"found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                                 f"found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                                 f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                     f"but found {attn_mask.dim()}-D tensor instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query "
+                         f"tensor")
+
+
+def _in_projection_packed(q, k, v, w, b):
+    from .functional import linear
+    E = q.size(-1)
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b).unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([E, E * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+        return linear(q, w_q, b_q), kv[0], kv[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v):
+    from .functional import linear
+    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
+    for name, t, shape in (("query weights", w_q, (Eq, Eq)), ("key weights", w_k, (Eq, Ek)),
+                           ("value weights", w_v, (Eq, Ev)), ("query bias", b_q, (Eq,)), ("key bias", b_k, (Eq,)),
+                           ("value bias", b_v, (Eq,))):
+        if t is not None and tuple(t.shape) != shape:
+            raise AssertionError(f"expecting {name} shape of {shape}, but got {t.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _mask_pad(mask):
+    """F.pad(mask, (0, 1)): one more key column that every query may attend to."""
+    return _apply(_constant_pad, (mask,), ((0, 1),))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch.nn.functional.multi_head_attention_forward on (L, N, E) / unbatched (L, E) inputs, composed of
+    torchlike ops as torch composes it (bmm + softmax with need_weights, else scaled_dot_product_attention)."""
+    from .functional import dropout, linear
+    from ..ops.creation import zeros
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       None if attn_mask is None else attn_mask._data.dtype, "attn_mask",
+                                       query._data.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # scaled_dot_product_attention makes the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query._data.dtype, check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                                 f"{value.shape[:2]}")
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v)
+    else:
+        if key.shape != value.shape:
+            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                               f"{(bsz * num_heads, tgt_len, src_len)}.")
+    if bias_k is not None and bias_v is not None:
+        k = _shape.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = _shape.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask = None if attn_mask is None else _mask_pad(attn_mask)
+        key_padding_mask = None if key_padding_mask is None else _mask_pad(key_padding_mask)
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None else
+                             "bias_v is set but bias_k is None")
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
+    v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        k = _shape.cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], 1)
+        v = _shape.cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], 1)
+        attn_mask = None if attn_mask is None else _mask_pad(attn_mask)
+        key_padding_mask = None if key_padding_mask is None else _mask_pad(key_padding_mask)
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = (key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+                            .reshape(bsz * num_heads, 1, src_len))
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+        if attn_mask is not None:
+            weights = _linalg.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            weights = _linalg.bmm(q_scaled, k.transpose(-2, -1))
+        weights = weights.softmax(-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = _linalg.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    return (out.squeeze(1) if not batched else out), None

@@ -1,0 +1,90 @@
+"""Identity, Linear and Bilinear (torch.nn's, with torch's default initialisation)."""
+import math
+
+from ...ops.creation import empty
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; weight (out_features, in_features) from kaiming_uniform_(a=sqrt(5)), bias
+    uniform in +-1/sqrt(in_features), as torch."""
+
+    __constants__ = ["in_features", "out_features"]
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Re-draw weight and bias from torch's default distributions."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``; weight and bias uniform in +-1/sqrt(in1_features)."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Re-draw weight and bias uniformly in +-1/sqrt(in1_features)."""
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        from ...ops.linalg import einsum
+        lead = input1.shape[:-1]
+        x1 = input1.reshape(-1, self.in1_features)
+        x2 = input2.reshape(-1, self.in2_features)
+        out = einsum("bi,oij,bj->bo", x1, self.weight, x2)
+        if self.bias is not None:
+            out = out + self.bias
+        return out.reshape(*lead, self.out_features)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
