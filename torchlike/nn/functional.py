@@ -22,7 +22,8 @@ from ..ops.linalg import _broadcast_batch, _word
 
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
            "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits", "dropout",
-           "one_hot"]
+           "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding",
+           "scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 def _size(shape):
@@ -527,3 +528,6 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     return _wrap(jax.nn.one_hot(tensor._data, num_classes, dtype=jnp.int64))
 
+
+from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,  # noqa: E402,F401
+                      scaled_dot_product_attention, multi_head_attention_forward)
