@@ -314,6 +314,44 @@ KNOWN_GAPS = {  # case -> how torchlike still differs (the fix changes first-ord
 }
 
 
+# ----- nn layers (torchlike/nn/_layers.py) ---------------------------------------------------------------------
+def _pad(m, x, mode):
+    if m is torch:
+        return torch.nn.functional.pad(x, (1, 2, 2, 1), mode=mode)
+    from torchlike.nn._layers import _pad as pad
+    return pad(x, (1, 2, 2, 1), mode)
+
+
+def _sdpa4(m, q, k, v):
+    """4-D attention: torch's CPU flash kernel has no double backward, so torch runs its math path here."""
+    if m is torch:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel(SDPBackend.MATH):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return tl.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+_IMG, _W3, _B3 = RNG.standard_normal((1, 2, 5, 5)), RNG.standard_normal((3, 2, 3, 3)), RNG.standard_normal(3)
+_Q, _K, _V = (RNG.standard_normal((1, 2, 3, 4)) for _ in range(3))
+LAYERS = {
+    "conv2d": (lambda m, x, w, b: F(m).conv2d(x, w, b, stride=2, padding=1), [_IMG, _W3, _B3]),
+    "conv2d_same_even_kernel": (lambda m, x, w: F(m).conv2d(x, w, padding="same"),
+                                [_IMG, RNG.standard_normal((3, 2, 2, 2))]),
+    "pad_reflect": (lambda m, x: _pad(m, x, "reflect") ** 2, [_IMG]),
+    "pad_replicate": (lambda m, x: _pad(m, x, "replicate") ** 2, [_IMG]),
+    "max_pool2d": (lambda m, x: F(m).max_pool2d(x, 2, ceil_mode=True), [_IMG]),
+    "avg_pool2d": (lambda m, x: F(m).avg_pool2d(x, 3, stride=2, padding=1), [_IMG]),
+    "embedding": (lambda m, w: F(m).embedding(m.tensor([[0, 2], [2, 1]]), w, padding_idx=1), [A]),
+    "layer_norm": (lambda m, x, w, b: F(m).layer_norm(x, (4,), w, b), [A, ROW, -ROW]),
+    "batch_norm_train": (lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
+                         [_IMG[0].transpose(1, 0, 2), RNG.standard_normal(2), RNG.standard_normal(2)]),
+    "attention_math": (lambda m, q, k, v: F(m).scaled_dot_product_attention(q, k, v), [_Q[0], _K[0], _V[0]]),
+    "attention_flash": (_sdpa4, [_Q, _K, _V]),
+}
+for _n, (_f, _a) in LAYERS.items():
+    _add("layers", _n, _f, _a)
+
+
 # ----- running a case -------------------------------------------------------------------------------------
 def _cotangent(key, shape):
     return np.random.default_rng(zlib.crc32(key.encode())).standard_normal(shape)
