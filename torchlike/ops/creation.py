@@ -572,8 +572,20 @@ class Generator:
         seed = int(seed)
         with self._lock:
             self._seed = seed
-            self._key = jax.random.PRNGKey(seed - 2 ** 64 if seed >= 2 ** 63 else seed)  # same 64 bits
+            self._key_value = None  # made on first use, so importing torchlike starts no JAX backend
         return self
+
+    @property
+    def _key(self):
+        key = self._key_value
+        if key is None:
+            seed = self._seed
+            key = self._key_value = jax.random.PRNGKey(seed - 2 ** 64 if seed >= 2 ** 63 else seed)  # same 64 bits
+        return key
+
+    @_key.setter
+    def _key(self, value):
+        self._key_value = value
 
     def seed(self):
         """Seed from a non-deterministic source; returns the seed."""

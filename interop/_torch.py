@@ -1,0 +1,327 @@
+"""Bridges between real PyTorch autograd and torchlike / JAX.
+
+``torch_op(fn)``: a torchlike function (Tensors in and out) or a JAX function (arrays in and out) becomes a
+function of torch tensors whose gradients flow in torch's autograd (a ``torch.autograd.Function``).
+
+``from_torch_op(fn)``: a torch function becomes a differentiable torchlike function (a
+``torchlike.autograd.Function``) whose backward asks torch for the vector-Jacobian product.
+
+Both directions support higher-order gradients: each backward is itself a call of the same bridge over the
+vector-Jacobian product (computed by the inner framework with ``create_graph`` when the outer framework records,
+so ``grad(grad(...), create_graph=True)`` through the bridge twice equals the reference).
+
+Values cross the boundary as copies through NumPy (``_to_*`` helpers below; they can later be replaced by the
+zero-copy functions of ``interop._convert``). Only floating-point tensors that require grad are differentiated;
+non-tensor arguments are passed to ``fn`` unchanged.
+"""
+import functools
+
+import jax
+import numpy as np
+import torch
+
+import torchlike as tl
+from torchlike._tensor import _wrap
+
+__all__ = ["torch_op", "from_torch_op"]
+
+
+# ---- conversions (copies through NumPy; swap for interop._convert later) ----
+
+def _np_to_torch(a):
+    return torch.from_numpy(np.array(a))  # np.array: a writable copy that torch may own
+
+
+def _torch_to_np(x):
+    return x.detach().resolve_conj().resolve_neg().cpu().numpy()
+
+
+def _torch_to_tl(x, requires_grad=False):
+    t = _wrap(jax.numpy.asarray(_torch_to_np(x)))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _tl_to_torch(t, requires_grad=False):
+    x = _np_to_torch(t._data)
+    if requires_grad:
+        x.requires_grad_(True)
+    return x
+
+
+def _floating(x):
+    return x.is_floating_point() or x.is_complex()
+
+
+def _diff_positions(xs):
+    return tuple(i for i, x in enumerate(xs) if x.requires_grad and _floating(x))
+
+
+def _as_tuple(out):
+    return (tuple(out), False) if isinstance(out, (tuple, list)) else ((out,), True)
+
+
+# ---- "levels": one differentiable function of the outer framework's tensors ----
+# A level has ``forward(xs) -> outer tensors`` (setting ``out_diff``: the outputs that carry gradients) and
+# ``vjp(create_graph) -> level`` computing, from ``xs + grads of the out_diff outputs``, the gradients of the
+# inputs at ``diff`` (the differentiable inputs, set by the caller before ``forward``).
+
+class _GraphLevel:
+    """The inner framework records a graph (torchlike or torch); gradients come from its ``autograd.grad``."""
+
+    def __init__(self, inner, fn, template):
+        self.inner, self.fn, self.template = inner, fn, template  # template: args with None at tensor places
+
+    def forward(self, xs):
+        inner = self.inner
+        self.leaves = [inner.convert_in(x, i in self.diff) for i, x in enumerate(xs)]
+        it = iter(self.leaves)
+        args = [next(it) if a is None else a.value for a in self.template]
+        with inner.enable_grad():
+            outs, self.single = _as_tuple(self.fn(*args))
+        self.outs = outs
+        self.out_diff = tuple(j for j, o in enumerate(outs) if o.requires_grad)
+        return tuple(inner.convert_out(o) for o in outs)
+
+    def vjp(self, create_graph):
+        return _GraphVjp(self, create_graph)
+
+
+class _GraphVjp(_GraphLevel):
+    def __init__(self, parent, create_graph):
+        self.inner, self.parent, self.create_graph = parent.inner, parent, create_graph
+        self.single = False
+
+    def forward(self, xs):
+        p, inner = self.parent, self.inner
+        n = len(p.leaves)
+        g_leaves = [inner.convert_in(g, n + k in self.diff) for k, g in enumerate(xs[n:])]
+        self.leaves = p.leaves + g_leaves
+        outs = [p.outs[j] for j in p.out_diff]
+        ins = [p.leaves[i] for i in p.diff]
+        with inner.enable_grad():
+            res = inner.grad(outs, ins, g_leaves, retain_graph=True, create_graph=self.create_graph,
+                             allow_unused=True, materialize_grads=True)
+        self.outs = tuple(res)
+        self.out_diff = tuple(j for j, o in enumerate(res) if o.requires_grad)
+        return tuple(inner.convert_out(o) for o in res)
+
+
+class _Torchlike:
+    convert_in = staticmethod(_torch_to_tl)
+    convert_out = staticmethod(_tl_to_torch)
+    enable_grad = tl.enable_grad
+    grad = staticmethod(tl.autograd.grad)
+
+
+class _Torch:
+    convert_in = staticmethod(_tl_to_torch)
+    convert_out = staticmethod(_torch_to_tl)
+    enable_grad = torch.enable_grad
+    grad = staticmethod(torch.autograd.grad)
+
+
+class _JaxLevel:
+    """The inner function is a pure JAX function of flat arrays; gradients come from ``jax.vjp``."""
+
+    def __init__(self, f):
+        self.f = f  # arrays -> an array or a tuple of arrays
+
+    def forward(self, xs):
+        self.n_in = len(xs)
+        outs, self.single = _as_tuple(_jitted(self.f)(*[jax.numpy.asarray(_torch_to_np(x)) for x in xs]))
+        self.out_diff = tuple(j for j, o in enumerate(outs) if jax.numpy.issubdtype(o.dtype, jax.numpy.inexact))
+        return tuple(_np_to_torch(o) for o in outs)
+
+    def vjp(self, create_graph):
+        return _JaxLevel(_vjp_of(self.f, self.n_in, self.diff, self.out_diff))
+
+
+@functools.lru_cache(maxsize=256)
+def _jitted(f):
+    return jax.jit(f)
+
+
+@functools.lru_cache(maxsize=256)
+def _vjp_of(f, n_in, diff, out_diff):
+    """(xs..., grads of the out_diff outputs...) -> grads of the inputs at diff, as a JAX function."""
+    def vjp_fn(*args):
+        xs, gs = list(args[:n_in]), args[n_in:]
+
+        def restricted(*d):
+            full = list(xs)
+            for i, v in zip(diff, d):
+                full[i] = v
+            outs = _as_tuple(f(*full))[0]
+            return tuple(outs[j] for j in out_diff)
+
+        _, pull = jax.vjp(restricted, *[xs[i] for i in diff])
+        return tuple(pull(tuple(gs)))
+    return vjp_fn
+
+
+# ---- the two outer sides ----
+
+class _TorchBridge(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, level, *xs):
+        outs = level.forward(xs)
+        ctx.level = level
+        ctx.save_for_backward(*xs)
+        ctx.mark_non_differentiable(*[o for j, o in enumerate(outs) if j not in level.out_diff])
+        return outs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        level, xs = ctx.level, ctx.saved_tensors
+        gs = [grads[j] for j in level.out_diff]  # torch materializes missing grads as zeros
+        res = _call_torch(level.vjp(torch.is_grad_enabled()), tuple(xs) + tuple(gs), _TorchBridge)
+        out = [None] * len(xs)
+        for i, r in zip(level.diff, res):
+            out[i] = r
+        return (None, *out)
+
+
+def _call_torch(level, xs, bridge):
+    level.diff = _diff_positions(xs) if torch.is_grad_enabled() else ()
+    if not level.diff:
+        return level.forward(xs)
+    return bridge.apply(level, *xs)
+
+
+class _TlBridge(tl.autograd.Function):
+    @staticmethod
+    def forward(ctx, level, *xs):
+        outs = level.forward(xs)
+        ctx.level = level
+        ctx.save_for_backward(*xs)
+        ctx.mark_non_differentiable(*[o for j, o in enumerate(outs) if j not in level.out_diff])
+        return outs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        level, xs = ctx.level, ctx.saved_tensors
+        gs = [grads[j] for j in level.out_diff]
+        res = _call_tl(level.vjp(tl.is_grad_enabled()), tuple(xs) + tuple(gs), _TlBridge)
+        out = [None] * len(xs)
+        for i, r in zip(level.diff, res):
+            out[i] = r
+        return (None, *out)
+
+
+def _call_tl(level, xs, bridge):
+    level.diff = _diff_positions(xs) if tl.is_grad_enabled() else ()
+    if not level.diff:
+        return level.forward(xs)
+    return bridge.apply(level, *xs)
+
+
+def _named(bridge, fn, default):
+    """A subclass of bridge named after fn, so that the node shows as ``<name>Backward``."""
+    name = getattr(fn, "__name__", "")
+    return type(name if name.isidentifier() else default, (bridge,), {"__module__": __name__})
+
+
+class _Static:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _split(args, tensor_type):
+    """Tensors of args, and a template holding None at their places and _Static(value) elsewhere."""
+    tensors = [a for a in args if isinstance(a, tensor_type)]
+    template = [None if isinstance(a, tensor_type) else _Static(a) for a in args]
+    return tensors, template
+
+
+def _finish(outs, single):
+    return outs[0] if single else tuple(outs)
+
+
+# ---- public API ----
+
+def _is_jax_fn(fn):
+    if hasattr(fn, "lower") and hasattr(fn, "trace"):  # jax.jit-wrapped
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module == "jax" or module.startswith(("jax.", "jaxlib"))
+
+
+def torch_op(fn=None, *, kind=None):
+    """Make ``fn`` a function of torch tensors whose gradients flow in torch's autograd.
+
+    ``kind="torchlike"``: ``fn`` takes and returns torchlike Tensors; backward uses ``torchlike.autograd.grad``
+    (with ``create_graph`` when torch records, so double backward works).
+    ``kind="jax"``: ``fn`` takes and returns JAX arrays (a tuple for several outputs); backward uses ``jax.vjp``
+    (forward and each backward order are jitted once per signature).
+    ``kind=None`` (default) detects: ``jax.jit``-wrapped functions and functions defined in ``jax`` modules are
+    JAX functions, anything else is a torchlike function; pass ``kind`` explicitly for plain JAX functions.
+    torch tensor arguments are converted (copied); other arguments are passed unchanged (for JAX they must be
+    hashable to be cached). The torch node is named ``<fn.__name__>Backward`` (``TorchOpBackward`` for
+    lambdas). Usable as a decorator: ``@torch_op`` or ``@torch_op(kind="jax")``.
+    """
+    if fn is None:
+        return functools.partial(torch_op, kind=kind)
+    if kind is None:
+        kind = "jax" if _is_jax_fn(fn) else "torchlike"
+    if kind not in ("torchlike", "jax"):
+        raise ValueError(f"torch_op: kind must be 'torchlike' or 'jax', got {kind!r}")
+
+    bridge = _named(_TorchBridge, fn, "TorchOp")
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        xs, template = _split(args, torch.Tensor)
+        if kind == "torchlike":
+            level = _GraphLevel(_Torchlike, fn, template)
+        else:
+            level = _JaxLevel(_jax_flat(fn, template))
+        outs = _call_torch(level, tuple(xs), bridge)
+        return _finish(outs, level.single)
+
+    wrapper.kind = kind
+    return wrapper
+
+
+def _jax_flat(fn, template):
+    """fn as a function of the tensor arguments only; cached per static arguments (when hashable)."""
+    key = tuple(None if a is None else (a.value,) for a in template)
+    try:
+        return _jax_flat_cached(fn, key)
+    except TypeError:  # unhashable static arguments: no cache (retraces per call)
+        return _make_flat(fn, key)
+
+
+def _make_flat(fn, key):
+    def flat(*arrays):
+        it = iter(arrays)
+        return fn(*[next(it) if k is None else k[0] for k in key])
+    return flat
+
+
+_jax_flat_cached = functools.lru_cache(maxsize=256)(_make_flat)
+
+
+def from_torch_op(fn):
+    """Make a torch function ``fn`` a differentiable torchlike function.
+
+    torchlike Tensor arguments are converted to torch tensors (copies), ``fn`` runs under torch's grad mode, and
+    its outputs (a tensor or a tuple of tensors) come back as torchlike Tensors on a node of a
+    ``torchlike.autograd.Function``; its backward asks torch for the vector-Jacobian product
+    (``torch.autograd.grad``, with ``create_graph`` when torchlike records, so higher orders work). Non-tensor
+    arguments are passed unchanged. The node is named ``<fn.__name__>Backward`` (``FromTorchOpBackward`` for
+    lambdas); nodes of its backward are ``_TlBridgeBackward``.
+    """
+    bridge = _named(_TlBridge, fn, "FromTorchOp")
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        xs, template = _split(args, tl.Tensor)
+        level = _GraphLevel(_Torch, fn, template)
+        outs = _call_tl(level, tuple(xs), bridge)
+        return _finish(outs, level.single)
+
+    return wrapper

@@ -1,0 +1,217 @@
+"""interop torch bridges (torch_op, from_torch_op) and interop.testing.assert_grads_close.
+
+Oracles: the same computation written directly in torch (values, first, second and third order gradients);
+jax.grad through the JAX path. Misuse covered: unknown ``kind``; non-floating inputs to assert_grads_close;
+a wrong custom backward is reported by assert_grads_close with the pair, input and element.
+"""
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from interop._torch import from_torch_op, torch_op
+from interop.testing import assert_grads_close
+
+X = np.array([0.3, -1.2, 0.7])
+W = np.array([[0.5, 1.0, -0.3], [0.2, 0.1, 0.9]])
+G = np.array([1.0, 2.0])
+
+
+def _np(t):
+    return np.asarray(t.detach()._data) if isinstance(t, tl.Tensor) else t.detach().numpy()
+
+
+def _close(got, want, rtol=1e-10, atol=1e-12):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol)
+
+
+def _f(T, x, w, scale):
+    """Two outputs; T is torch, torchlike or jax.numpy."""
+    return T.sin(T.tanh(w @ x) * x.sum()) * scale, T.exp(w)
+
+
+def _torch_grads(op):
+    """First, second and third order gradients through op (a function of torch tensors) under torch autograd."""
+    x = torch.tensor(X, requires_grad=True)
+    w = torch.tensor(W, requires_grad=True)
+    a, b = op(x, w)
+    loss = (a * torch.tensor(G)).sum() + (b * b).sum()
+    gx, gw = torch.autograd.grad(loss, (x, w), create_graph=True)
+    hx, hw = torch.autograd.grad((gx ** 2).sum() + gw.sum(), (x, w), create_graph=True)
+    third = torch.autograd.grad(hx.sum(), (x, w), allow_unused=True, materialize_grads=True)
+    return [a, b, gx, gw, hx, hw, *third]
+
+
+REFERENCE = None
+
+
+def _reference():
+    global REFERENCE
+    if REFERENCE is None:
+        REFERENCE = _torch_grads(lambda x, w: _f(torch, x, w, 3.0))
+    return REFERENCE
+
+
+def test_torch_op_torchlike_function_double_and_triple_backward():
+    op = torch_op(lambda x, w, scale: _f(tl, x, w, scale))
+    assert op.kind == "torchlike"
+    got = _torch_grads(lambda x, w: op(x, w, 3.0))
+    _close(got, _reference())
+    a, _ = op(torch.tensor(X, requires_grad=True), torch.tensor(W), 3.0)
+    assert isinstance(a, torch.Tensor) and a.requires_grad
+    assert type(a.grad_fn).__name__ == "TorchOpBackward"
+
+
+def test_torch_op_jax_function_double_and_triple_backward():
+    op = torch_op(lambda x, w, scale: _f(jnp, x, w, scale), kind="jax")
+    got = _torch_grads(lambda x, w: op(x, w, 3.0))
+    _close(got, _reference())
+    # the JAX path also agrees with jax.grad directly
+    x = torch.tensor(X, requires_grad=True)
+    (gx,) = torch.autograd.grad(op(x, torch.tensor(W), 3.0)[0].sum(), x)
+    want = jax.grad(lambda x: _f(jnp, x, jnp.asarray(W), 3.0)[0].sum())(jnp.asarray(X))
+    np.testing.assert_allclose(gx.numpy(), np.asarray(want), rtol=1e-12)
+
+
+def test_torch_op_kind_detection_single_output_and_no_grad():
+    jitted = torch_op(jax.jit(lambda x: jnp.cos(x) * 2))
+    assert jitted.kind == "jax"
+    assert torch_op(lambda x: x.cos() * 2).kind == "torchlike"
+    with pytest.raises(ValueError, match="kind must be"):
+        torch_op(lambda x: x, kind="numpy")
+    for op in (jitted, torch_op(kind="torchlike")(lambda x: x.cos() * 2)):
+        x = torch.tensor(X, requires_grad=True)
+        y = op(x)  # a single output stays a single tensor
+        assert isinstance(y, torch.Tensor) and y.shape == (3,)
+        (g,) = torch.autograd.grad(y.sum(), x)
+        np.testing.assert_allclose(g.numpy(), -2 * np.sin(X), rtol=1e-12)
+        with torch.no_grad():
+            z = op(x)
+        assert z.grad_fn is None and not z.requires_grad
+        assert op(torch.tensor(X)).grad_fn is None
+
+
+def test_torch_op_non_differentiable_inputs_and_outputs():
+    def fn(x, idx):
+        return x[idx] * 2, idx + 1
+
+    op = torch_op(fn, kind="torchlike")
+    x = torch.tensor(X, requires_grad=True)
+    y, j = op(x, torch.tensor([2, 0]))
+    assert j.dtype == torch.int64 and not j.requires_grad and j.tolist() == [3, 1]
+    (g,) = torch.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(g.numpy(), [2.0, 0.0, 2.0])
+
+
+def _from_torch_graph(lib, op):
+    """A torchlike/torch graph with op in the middle (before and after other ops)."""
+    x = lib.tensor(X, requires_grad=True)
+    w = lib.tensor(W, requires_grad=True)
+    a, b = op(x.exp(), w, 3.0)
+    loss = (a.tanh() * lib.tensor(G)).sum() + (b * b).sum()
+    gx, gw = lib.autograd.grad(loss, (x, w), create_graph=True)
+    hx, hw = lib.autograd.grad((gx ** 2).sum() + (gw ** 2).sum(), (x, w))
+    return [a, b, gx, gw, hx, hw]
+
+
+def _torch_fn(x, w, scale):
+    return torch.sin(w @ x) * scale, x.cumsum(0)
+
+
+def test_from_torch_op_in_torchlike_graph_double_backward():
+    op = from_torch_op(_torch_fn)
+    got = _from_torch_graph(tl, op)
+    _close(got, _from_torch_graph(torch, _torch_fn))
+    a, b = op(tl.tensor(X, requires_grad=True), tl.tensor(W), 3.0)
+    assert isinstance(a, tl.Tensor) and a.requires_grad and a.grad_fn.name() == "_torch_fnBackward"
+    with tl.no_grad():
+        a, _ = op(tl.tensor(X, requires_grad=True), tl.tensor(W), 3.0)
+    assert a.grad_fn is None and not a.requires_grad
+
+
+def test_from_torch_op_backward_accumulates_and_non_differentiable_output():
+    op = from_torch_op(lambda x: (x.sort().values * 2, x.argmax()))
+    x = tl.tensor(X, requires_grad=True)
+    y, i = op(x)
+    assert i.item() == 2 and not i.requires_grad
+    y.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [2.0, 2.0, 2.0])
+
+
+# ---- assert_grads_close ----
+
+def test_assert_grads_close_passes():
+    assert_grads_close(lambda T, x, w: _f(T, x, w, 3.0), X, W)
+    assert_grads_close(lambda T, x: (x * x).sum() + x.exp().prod(), X)
+    assert_grads_close(lambda T, x, w: T.nn.functional.softmax(w, dim=1) @ x.sin(), X, W)
+
+
+class _WrongExp(tl.autograd.Function):
+    """exp with a wrong gradient in element 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * y * tl.tensor([1.0, 1.0, 0.5])
+
+
+def test_assert_grads_close_reports_the_disagreeing_pair():
+    def fn(T, x, w):
+        e = _WrongExp.apply(x) if T is tl else x.exp()
+        return w @ e
+
+    with pytest.raises(AssertionError) as info:
+        assert_grads_close(fn, X, W)
+    msg = str(info.value)
+    assert msg.startswith("torchlike and torch gradients disagree for input 0: worst element (2,): torchlike="), msg
+    values = [float(v) for v in re.findall(r"=(-?[\d.e+-]+)", msg)[:2]]
+    assert np.isclose(values[0], 0.5 * values[1], rtol=1e-9), msg
+    # gradients of the other input are right: a wrong backward only for w's path is reported for input 1
+    with pytest.raises(AssertionError, match=r"for input 1: worst element \(0, 2\)"):
+        assert_grads_close(lambda T, x, w: (_WrongExp.apply(w[0]) if T is tl else w[0].exp()) @ x, X, W)
+
+
+def test_assert_grads_close_misuse():
+    with pytest.raises(TypeError, match="not a floating-point array"):
+        assert_grads_close(lambda T, x: x * 2, np.array([1, 2, 3]))
+
+
+def test_assert_grads_close_without_as_jax(monkeypatch):
+    # the private jax.grad mode (torchlike on Tensors wrapping tracers) used when interop._jax is missing
+    import sys
+    monkeypatch.setitem(sys.modules, "interop._jax", None)
+    assert_grads_close(lambda T, x, w: T.tanh(w @ x), X, W)
+    with pytest.raises(AssertionError, match=r"^torchlike and jax.grad gradients disagree for input 0"):
+        # a function that differs only when traced: only the jax.grad mode sees the difference
+        assert_grads_close(lambda T, x: x.exp() * (1.5 if isinstance(x._data, jax.core.Tracer) else 1.0)
+                           if T is tl else x.exp(), X)
+
+
+def test_torch_op_jax_traces_once_per_signature():
+    traces = []
+
+    def f(x, s):
+        traces.append(1)
+        return jnp.sin(x) * s
+
+    op = torch_op(f, kind="jax")
+    counts = []
+    for _ in range(3):
+        x = torch.tensor(X, requires_grad=True)
+        (g,) = torch.autograd.grad(op(x, 2.0).sum(), x, create_graph=True)
+        (h,) = torch.autograd.grad(g.sum(), x)
+        np.testing.assert_allclose(h.numpy(), -2 * np.sin(X), rtol=1e-12)
+        counts.append(len(traces))
+    assert counts[0] == counts[1] == counts[2]
