@@ -97,7 +97,9 @@ def test_forward_jax_written_op_matches_torch():
     for t in (1.0, 0.5):
         a, b = soft_tl(tl.tensor(X), tl.tensor(Y), t), soft_torch(torch.tensor(X), torch.tensor(Y), t)
         assert_same(a, b)
-    assert soft_tl._modes == {soft_tl._init_fn: "jax"}
+    # a jnp body cannot take torchlike Tensors unless interop has registered Tensor as a JAX pytree in this
+    # process (then the first, Tensor-mode trace already works): either way it is traced once, values as torch's
+    assert list(soft_tl._modes.values()) in (["jax"], ["tensor"])
 
 
 def test_jax_written_op_gradients_match_torch():
