@@ -163,58 +163,59 @@ def _vjp_of(f, n_in, diff, out_diff):
 
 # ---- the two outer sides ----
 
-class _TorchBridge(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, level, *xs):
-        outs = level.forward(xs)
-        ctx.level = level
-        ctx.save_for_backward(*xs)
-        ctx.mark_non_differentiable(*[o for j, o in enumerate(outs) if j not in level.out_diff])
-        return outs
-
-    @staticmethod
-    def backward(ctx, *grads):
-        level, xs = ctx.level, ctx.saved_tensors
-        gs = [grads[j] for j in level.out_diff]  # torch materializes missing grads as zeros
-        res = _call_torch(level.vjp(torch.is_grad_enabled()), tuple(xs) + tuple(gs), _TorchBridge)
-        out = [None] * len(xs)
-        for i, r in zip(level.diff, res):
-            out[i] = r
-        return (None, *out)
+def _bridge_forward(ctx, level, xs):
+    """The forward both outer sides share: run the level, keep what its vjp needs."""
+    outs = level.forward(xs)
+    ctx.level = level
+    ctx.save_for_backward(*xs)
+    ctx.mark_non_differentiable(*[o for j, o in enumerate(outs) if j not in level.out_diff])
+    return outs
 
 
-def _call_torch(level, xs, bridge):
-    level.diff = _diff_positions(xs) if torch.is_grad_enabled() else ()
+def _bridge_backward(ctx, grads, grad_enabled, bridge):
+    """The backward both outer sides share: the vjp is itself a level, run through the same bridge (higher order)."""
+    level, xs = ctx.level, ctx.saved_tensors
+    gs = [grads[j] for j in level.out_diff]  # both autograds materialize missing grads as zeros
+    res = _call_level(level.vjp(grad_enabled()), tuple(xs) + tuple(gs), bridge, grad_enabled)
+    out = [None] * len(xs)
+    for i, r in zip(level.diff, res):
+        out[i] = r
+    return (None, *out)
+
+
+def _call_level(level, xs, bridge, grad_enabled):
+    level.diff = _diff_positions(xs) if grad_enabled() else ()
     if not level.diff:
         return level.forward(xs)
     return bridge.apply(level, *xs)
+
+
+class _TorchBridge(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, level, *xs):
+        return _bridge_forward(ctx, level, xs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _bridge_backward(ctx, grads, torch.is_grad_enabled, _TorchBridge)
+
+
+def _call_torch(level, xs, bridge):
+    return _call_level(level, xs, bridge, torch.is_grad_enabled)
 
 
 class _TlBridge(tl.autograd.Function):
     @staticmethod
     def forward(ctx, level, *xs):
-        outs = level.forward(xs)
-        ctx.level = level
-        ctx.save_for_backward(*xs)
-        ctx.mark_non_differentiable(*[o for j, o in enumerate(outs) if j not in level.out_diff])
-        return outs
+        return _bridge_forward(ctx, level, xs)
 
     @staticmethod
     def backward(ctx, *grads):
-        level, xs = ctx.level, ctx.saved_tensors
-        gs = [grads[j] for j in level.out_diff]
-        res = _call_tl(level.vjp(tl.is_grad_enabled()), tuple(xs) + tuple(gs), _TlBridge)
-        out = [None] * len(xs)
-        for i, r in zip(level.diff, res):
-            out[i] = r
-        return (None, *out)
+        return _bridge_backward(ctx, grads, tl.is_grad_enabled, _TlBridge)
 
 
 def _call_tl(level, xs, bridge):
-    level.diff = _diff_positions(xs) if tl.is_grad_enabled() else ()
-    if not level.diff:
-        return level.forward(xs)
-    return bridge.apply(level, *xs)
+    return _call_level(level, xs, bridge, tl.is_grad_enabled)
 
 
 def _named(bridge, fn, default):

@@ -101,43 +101,34 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
-class Softmax(Module):
+class _SoftmaxAlongDim(Module):
+    """Base of Softmax and LogSoftmax: ``_fn`` along ``dim`` (None: torch's legacy choice, with its warning)."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input):
+        return type(self)._fn(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_SoftmaxAlongDim):
     """Softmax along ``dim`` (None: torch's legacy choice, with its warning)."""
 
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return F.softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.softmax)
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_SoftmaxAlongDim):
     """Log-softmax along ``dim`` (None: torch's legacy choice, with its warning)."""
 
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.log_softmax)
