@@ -17,9 +17,9 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noq
 from ._device import device  # noqa: E402
 from ._tensor import Tensor, Size  # noqa: E402
 from . import autograd  # noqa: E402
-from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
+from ._grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
                                  is_grad_enabled, is_inference_mode_enabled)
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
+from ._anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
 from . import ops  # noqa: E402
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.creation import tensor, as_tensor, from_numpy, manual_seed  # noqa: E402,F401

@@ -11,10 +11,9 @@ import weakref
 import numpy as np
 
 from . import _dtype
+from . import _grad_mode as _gm
 from ._device import _device_of
-from . import autograd as _autograd
-from .autograd import grad_mode as _gm
-from .autograd.graph import AccumulateGrad, _add_hook, _Hooks
+from .utils.hooks import _add_hook, _Hooks
 
 _new = object.__new__
 _new_size = tuple.__new__
@@ -215,22 +214,6 @@ class Tensor:
         node._retains_grad[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
-    def _grad_accumulator(self):
-        """This leaf's AccumulateGrad (one per leaf while any graph holds it, as in torch)."""
-        ref = self._acc_ref
-        acc = ref() if ref is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
-            self._acc_ref = weakref.ref(acc)
-        return acc
-
-    def _gradient_edge(self):
-        if self._grad_fn is not None:
-            return self._grad_fn, self._output_nr
-        if self._requires_grad:
-            return self._grad_accumulator(), 0
-        return None, 0
-
     def register_hook(self, hook):
         """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
         if not self._requires_grad:
@@ -253,7 +236,8 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (see torchlike.autograd.backward)."""
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        from .autograd import backward  # the engine sits above the data model
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing storage and version counter with self, with no history (not a view)."""

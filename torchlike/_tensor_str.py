@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from . import _dtype
+
 
 class _PrintOptions:
     precision = 4
@@ -193,7 +195,6 @@ def _add_suffixes(text, suffixes, indent):
 
 def _str(t):
     """torch's repr of a tensor (``tensor([1., 2.], grad_fn=<MulBackward0>)``)."""
-    from . import _dtype
     cls = type(t)
     plain = cls.__name__ in ("Tensor", "Parameter")
     prefix = "tensor(" if plain else f"{cls.__name__}("

@@ -53,7 +53,7 @@ import numpy as np
 from . import _dtype
 from ._device import device as _device
 from ._tensor import Tensor, _wrap
-from .autograd import grad_mode as _gm
+from . import _grad_mode as _gm
 from .autograd.function import Function
 
 __all__ = ["custom_op", "CustomOpDef", "register_autograd", "register_fake", "register_kernel", "infer_schema"]

@@ -10,14 +10,19 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype
+from .._graph import grad_accumulator, gradient_edge
+from .._tensor import Tensor as _Tensor, Size as _Size, _wrap
+from ..ops.creation import zeros_like as _zeros_like
+from ._batched import _batched_grad
 from . import graph
 from . import forward_ad
 from .function import Function, once_differentiable
 from . import functional
 from .gradcheck import gradcheck, gradgradcheck  # shadows the submodule, as torch
-from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
+from .._anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import _run_backward
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+from .._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         is_multithreading_enabled, no_grad, set_grad_enabled, set_multithreading_enabled)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
@@ -32,20 +37,8 @@ _CREATE_GRAPH_WARNING = (
 _warned_create_graph = []  # torch warns once per process
 
 
-from .. import _tensor as _tensor_mod  # partly initialised here (it imports this package): use attributes lazily
-
-_Tensor = None  # torchlike.Tensor, bound on first use (torchlike._tensor imports this package)
-
-
-def _tensor_cls():
-    global _Tensor
-    if _Tensor is None:
-        from .._tensor import Tensor as _Tensor
-    return _Tensor
-
-
 def _is_tensor(x):
-    return isinstance(x, _Tensor or _tensor_cls())
+    return isinstance(x, _Tensor)
 
 
 def _as_tuple(x):
@@ -76,7 +69,6 @@ def _grads_tuple(grads, n):
 
 def _dtype_str(np_dtype):
     """How torch prints a dtype inside its messages: 'torch.float32'."""
-    from .. import _dtype
     return "torch." + _dtype._from_np(np_dtype).name
 
 
@@ -99,8 +91,7 @@ def _ones(data):
 
 def _make_grads(outputs, grads, is_grads_batched=False):
     """torch's _make_grads: check the given gradients, create ones for scalar outputs (zip truncates)."""
-    Tensor = _Tensor or _tensor_cls()
-    Size, _wrap = _tensor_mod.Size, _tensor_mod._wrap
+    Tensor, Size = _Tensor, _Size
     new = []
     for out, g in zip(outputs, grads):
         if isinstance(out, Tensor):
@@ -177,7 +168,7 @@ def _roots(tensors, grads):
                 continue
             if not t._requires_grad:
                 raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-            roots.append((t._grad_accumulator(), 0))
+            roots.append((grad_accumulator(t), 0))
         elif isinstance(t, graph.GradientEdge):
             roots.append((t.node, t.output_nr))
         else:
@@ -198,7 +189,7 @@ def _input_edges(inputs, accumulate_grad):
             t.retain_grad()
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edges.append(t._gradient_edge())
+        edges.append(gradient_edge(t))
     return edges
 
 
@@ -247,7 +238,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots = _roots(outputs, grads)
     edges = _input_edges(inputs_tuple, False)
     if is_grads_batched:
-        from ._batched import _batched_grad
         result = _batched_grad(roots, grads, edges, retain_graph, create_graph, allow_unused)
     else:
         result = _run_backward(roots, grads, retain_graph, create_graph, inputs=edges, accumulate_grad=False,
@@ -255,8 +245,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if materialize_grads:
         if any(r is None and not _is_tensor(i) for r, i in zip(result, inputs_tuple)):
             raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-        from ..ops.creation import zeros_like
-        result = [zeros_like(i, requires_grad=create_graph) if r is None else r
+        result = [_zeros_like(i, requires_grad=create_graph) if r is None else r
                   for r, i in zip(result, inputs_tuple)]
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), result))

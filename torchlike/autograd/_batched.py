@@ -9,6 +9,9 @@ one after another (retaining the graph) and stacked by differentiable ops.
 import jax
 import jax.numpy as jnp
 
+from .._tensor import _wrap
+from ..ops._registry import _FnOp
+from ..ops.creation import zeros_like
 from .engine import _run_backward, _nodes_to_execute
 
 
@@ -16,7 +19,6 @@ def _batched_grad(roots, grads, edges, retain_graph, create_graph, allow_unused)
     """Gradients for ``edges`` with a leading batch dim, one vector-Jacobian product per row of ``grads``."""
     if create_graph:
         return _looped(roots, grads, edges, retain_graph, allow_unused)
-    from .._tensor import _wrap
     batched = [g is not None and g._data.ndim > 0 for g in grads]
     arrays = [g._data if g is not None else None for g in grads]
 
@@ -49,7 +51,6 @@ def _looped(roots, grads, edges, retain_graph, allow_unused):
             continue
         if any(c is None for c in col):  # some rows reached this input, others not: zeros for the others
             ref = next(c for c in col if c is not None)
-            from ..ops.creation import zeros_like
             col = [zeros_like(ref) if c is None else c for c in col]
         result.append(_stack(col))
     _check_unused(result, allow_unused)
@@ -61,7 +62,6 @@ _ops = {}
 
 def _fn_op(kind, n):
     """A cached differentiable op: 'unbind' (1 -> n tensors) or 'stack' (n -> 1) along dim 0."""
-    from ..ops._registry import _FnOp
     op = _ops.get((kind, n))
     if op is None:
         if kind == "unbind":

@@ -10,6 +10,9 @@ Only ``name()``, ``next_functions``, ``_saved_*`` and hook attributes of the nod
 """
 import shutil
 
+from .._graph import AccumulateGrad, gradient_edge
+from .._tensor import Tensor
+
 __all__ = ["to_dot", "draw"]
 
 
@@ -51,7 +54,6 @@ def _saved(node):
     The note is "(freed)" after a backward without retain_graph, "(modified in-place)" when the
     version check fails (only saved tensors raise on access).
     """
-    from .._tensor import Tensor
     out = []
     for attr in sorted(a for a in dir(type(node)) if a.startswith("_saved_")):
         try:
@@ -67,13 +69,12 @@ def _saved(node):
 
 def _roots(tensors):
     """(label tensor or None, node, output_nr) per root; tensors, Nodes and GradientEdges are accepted."""
-    from .._tensor import Tensor
     roots = []
     for t in tensors:
         if isinstance(t, (list, tuple)) and not hasattr(t, "node"):
             roots.extend(_roots(t))
         elif isinstance(t, Tensor):
-            node, nr = t._gradient_edge()
+            node, nr = gradient_edge(t)
             roots.append((t, node, nr))
         elif hasattr(t, "node") and hasattr(t, "output_nr"):  # GradientEdge
             roots.append((None, t.node, t.output_nr))
@@ -84,7 +85,6 @@ def _roots(tensors):
 
 def to_dot(*tensors, params=None):
     """Graphviz DOT text of the autograd graph below ``tensors`` (``params``: name -> tensor, for labels)."""
-    from .graph import AccumulateGrad
     names = {id(p): name for name, p in (params or {}).items()}
     lines = ["digraph autograd {",
              '  graph [rankdir=TB, fontsize=12];',

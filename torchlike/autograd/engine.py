@@ -21,9 +21,11 @@ import itertools
 import logging
 import threading
 
-from . import grad_mode as _gm
-from .anomaly_mode import _anomaly, _warn_forward_trace
-from .graph import AccumulateGrad
+from .. import _grad_mode as _gm
+from .._anomaly_mode import _anomaly, _warn_forward_trace
+from .._graph import AccumulateGrad
+from .._tensor import Tensor, _type_string
+from ..ops._accumulate import accumulate, copy_grad
 
 _log = logging.getLogger("torchlike.autograd")
 _task_ids = itertools.count()
@@ -138,7 +140,10 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 grads = _call_pre_hooks(node, grads)
             for g in grads:
                 if g is not None:
-                    if needed is not None and node._mask is not None:
+                    if type(node) is AccumulateGrad:  # leaf accumulation is an op-layer function
+                        accumulate(node.variable, g)
+                        outputs = ()
+                    elif needed is not None and node._mask is not None:
                         mask = tuple([m and (nxt in needed or nxt in captures)
                                       for m, (nxt, _) in zip(node._mask, node.next_functions)])
                         outputs = node._apply(grads, mask)
@@ -242,12 +247,10 @@ def _nodes_to_execute(roots, exec_targets, captures):
 
 def _wrap_grad_check(hook, value, original):
     """torch's checks on a tensor hook's replacement gradient."""
-    from .._tensor import Tensor
     if not isinstance(value, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(value).__name__}'")
     name = getattr(hook, "__name__", "<unknown>")
     if value._data.dtype != original._data.dtype:
-        from .._tensor import _type_string
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_string(original._data.dtype)} "
                            f"got {_type_string(value._data.dtype)})")
     if value._data.shape != original._data.shape:
@@ -285,24 +288,10 @@ def _call_tensor_pre_hooks(node, grads):
             if t is None or g is None:
                 continue
             if t._grad is None:  # torch clones (CloneBackward0 under create_graph)
-                t._grad = g.clone() if _gm._state.grad_enabled else _copy(g)
+                t._grad = g.clone() if _gm._state.grad_enabled else copy_grad(g)
             else:
                 t._grad = t._grad + g
     return grads
-
-
-def _copy(g):
-    """A new history-free Tensor sharing g's (immutable) array."""
-    t = object.__new__(type(g))
-    t._data = g._data
-    return t
-
-
-def _graph_copy(g):
-    """A copy of ``g`` recorded as torch's CopyBackwards (AccumulateGrad's first .grad under create_graph)."""
-    from ..ops.pointwise import _copy_from
-    from ..ops._registry import _apply
-    return _apply(_copy_from, (None, g), ())
 
 
 def _check_hook_tuple(hook, result, expected):
@@ -337,23 +326,3 @@ def _call_post_hooks(node, outputs, grads):
         if r is not None:
             outputs = _check_hook_tuple(hook, r, outputs)
     return outputs
-
-
-def _accumulate_into_leaf(variable, grad):
-    """AccumulateGrad: set or add ``grad`` into ``variable.grad``, then post-accumulate hooks."""
-    if grad is None:
-        return
-    old = variable._grad
-    if _gm._state.grad_enabled:  # create_graph: keep the gradient's history
-        variable._grad = _graph_copy(grad) if old is None else old + grad
-    elif old is None:
-        variable._grad = _copy(grad)
-    else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped
-        from ..ops._views import _commit
-        _commit(old, (old + grad)._data)
-    if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
-        for hook in list(variable._post_acc_hooks.values()):
-            hook(variable)
-
-
-AccumulateGrad._accumulate = staticmethod(_accumulate_into_leaf)

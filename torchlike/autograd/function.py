@@ -24,17 +24,16 @@ import functools
 import inspect
 import warnings
 
-from . import grad_mode as _gm
-from .graph import (Node, _FREED, _FREED_MSG, _HookedSavedTensor, _SavedTensor, _saved_hooks, _seq_counter)
-from .anomaly_mode import _anomaly, _forward_trace
+from .. import _grad_mode as _gm
+from .._dtype import _from_np
+from .._graph import Node, _FREED, _FREED_MSG
+from .._tensor import Tensor
+from ..ops import _record
+from ..ops.creation import zeros, zeros_like
+from ..ops._forward_ad import _set_tangent
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
-
-
-def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
 
 
 class FunctionCtx:
@@ -42,7 +41,6 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Save tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
-        Tensor = _tensor_cls()
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
@@ -51,7 +49,6 @@ class FunctionCtx:
 
     def save_for_forward(self, *tensors):
         """Save tensors for ``jvp`` (kept as they are, as torch does)."""
-        Tensor = _tensor_cls()
         if not all(t is None or isinstance(t, Tensor) for t in tensors):
             raise AssertionError("save_for_forward expects all arguments to be tensors; you should save non-tensors "
                                  "as attributes on ctx.")
@@ -107,10 +104,9 @@ class BackwardCFunction(FunctionCtx, Node):
             raise RuntimeError(_FREED_MSG)
         grads = list(grads)
         if self._materialize:
-            from ..ops.creation import zeros
             for i, (g, meta) in enumerate(zip(grads, self._out_meta)):
                 if g is None and meta is not None:
-                    grads[i] = zeros(meta.shape, dtype=_dtype_of(meta.dtype))
+                    grads[i] = zeros(meta.shape, dtype=_from_np(meta.dtype))
         backward = _user_backward(cls)
         result = backward(self, *grads)
         if not isinstance(result, tuple):
@@ -123,7 +119,6 @@ class BackwardCFunction(FunctionCtx, Node):
                                    f"{len(result)})")
             result = result[:n]
         out = []
-        Tensor = _tensor_cls()
         for i, (g, is_tensor) in enumerate(zip(result, self._arg_is_tensor)):
             if not is_tensor:
                 if g is not None:
@@ -143,11 +138,6 @@ class BackwardCFunction(FunctionCtx, Node):
             self._for_backward = tuple(None if s is None else _FREED for s in saved)
 
 
-def _dtype_of(np_dtype):
-    from .._dtype import _from_np
-    return _from_np(np_dtype)
-
-
 def _validate_grad(name, index, grad, meta):
     """torch's validate_outputs for a Function's gradient: shape (summing broadcast dims) and dtype."""
     shape = tuple(meta.shape)
@@ -163,7 +153,7 @@ def _validate_grad(name, index, grad, meta):
         if dims:
             grad = grad.sum(dim=dims, keepdim=True)
     if grad._data.dtype != meta.dtype:
-        grad = grad.to(_dtype_of(meta.dtype))
+        grad = grad.to(_from_np(meta.dtype))
     return grad
 
 
@@ -252,7 +242,6 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _apply_function(cls, args, kwargs, separate):
-    Tensor = _tensor_cls()
     ctx = cls._backward_cls()
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     ctx._arg_is_tensor = is_tensor
@@ -281,14 +270,7 @@ def _apply_function(cls, args, kwargs, separate):
                                "The inputs that are modified inplace must all be outputs of the Function.")
 
     if record:
-        ctx._seq = next(_seq_counter)
-        edges = []
-        for a in inputs:
-            edges.append(a._gradient_edge() if a._requires_grad else (None, 0))
-        ctx.next_functions = tuple(edges)
-        ctx._in_meta = tuple(a._data.aval for a in inputs)
-        if _anomaly.enabled:
-            ctx._anomaly_trace = _forward_trace()
+        _record.connect(ctx, inputs, tuple(a._data.aval for a in inputs))
     ctx._out_meta = tuple(o._data.aval if isinstance(o, Tensor) else None for o in outputs)
 
     non_diff = ctx._non_differentiable
@@ -302,7 +284,8 @@ def _apply_function(cls, args, kwargs, separate):
         diff = record and not any(o is n for n in non_diff) and o._data.dtype.kind in "fcV"
         if is_dirty:
             if diff:
-                _rebase(o, ctx, i)
+                _record.rebase_history(o, ctx, i)
+                o._version_counter().version += 1  # torch bumps a dirty tensor's version once more when rebasing it
             wrapped.append(o)
             continue
         view_meta = "custom" if len(outputs) == 1 else "multi"  # what torch says when such a view is modified
@@ -316,9 +299,7 @@ def _apply_function(cls, args, kwargs, separate):
         elif diff and o._base is not None:
             o._view_meta = view_meta  # a view made inside forward: torch forbids modifying it in place
         if diff:
-            o._grad_fn = ctx
-            o._output_nr = i
-            o._requires_grad = True
+            _record.set_history(o, ctx, i)
         wrapped.append(o)
 
     if record:
@@ -329,45 +310,25 @@ def _apply_function(cls, args, kwargs, separate):
     return wrapped[0] if single else tuple(wrapped)
 
 
-def _rebase(t, node, nr):
-    """A dirty input becomes output ``nr`` of the Function's node; retain_grad follows it."""
-    import weakref
-    if t._retains_grad and t._grad_fn is not None and t._grad_fn._retains_grad:
-        t._grad_fn._retains_grad.pop(t._output_nr, None)
-        node._retains_grad = {nr: weakref.ref(t)}
-    t._grad_fn = node
-    t._output_nr = nr
-    t._requires_grad = True
-    t._version_counter().version += 1  # torch bumps the version of a dirty tensor once more when rebasing it
-
-
 def _save(ctx, inputs, outputs):
     """Pack ``ctx.save_for_backward``'s tensors now that the outputs are known (torch's order)."""
     saved = []
-    hooks = _saved_hooks.stack
     for t in ctx._to_save:
         if t is None:
             saved.append(None)
             continue
         out_nr = next((k for k, o in enumerate(outputs) if o is t and t._grad_fn is ctx), -1)
-        if hooks:
-            saved.append(_HookedSavedTensor(t, hooks[-1], out_nr))
-        elif out_nr >= 0:  # an output: keep its data, not the tensor (no Tensor <-> Node cycle)
-            saved.append(_SavedTensor(t._data, None, t._version_counter(), out_nr))
-        else:
-            saved.append(_SavedTensor(t._data, t, t._version_counter(), -1))
+        saved.append(_record.save(t, out_nr))
     ctx._for_backward = tuple(saved)
     ctx._to_save = ()
 
 
 def _forward_ad(cls, ctx, args, outputs):
     """Forward-mode AD: call ``jvp`` with the inputs' tangents and attach the outputs' tangents."""
-    Tensor = _tensor_cls()
     tangents = [a._fw_tangent if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return
     if ctx._materialize:
-        from ..ops.creation import zeros_like
         tangents = [zeros_like(a) if isinstance(a, Tensor) and t is None and a.is_floating_point() else t
                     for a, t in zip(args, tangents)]
     with _gm.no_grad():
@@ -376,8 +337,7 @@ def _forward_ad(cls, ctx, args, outputs):
         result = (result,)
     for o, t in zip(outputs, result):
         if isinstance(o, Tensor) and t is not None and o._data.dtype.kind in "fcV":
-            from . import forward_ad
-            forward_ad._set_tangent(o, t)
+            _set_tangent(o, t)
 
 
 def once_differentiable(fn):
@@ -387,26 +347,25 @@ def once_differentiable(fn):
     def wrapper(ctx, *args):
         with _gm.no_grad():
             outputs = fn(ctx, *args)
-        Tensor = _tensor_cls()
         if not _gm._state.grad_enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         node = _DelayedError()
-        node._seq = next(_seq_counter)
-        edges, res = [], []
-        for i, o in enumerate(outs):
+        fakes, res = [], []
+        for o in outs:
             if not isinstance(o, Tensor):
-                edges.append((None, 0))
+                fakes.append(None)
                 res.append(o)
                 continue
             fake = o.detach()  # torch's fake_requires_grad: a leaf that requires grad, so the error node records
             fake._requires_grad = True
-            edges.append((fake._grad_accumulator(), 0))
-            out = o.detach()
-            out._grad_fn, out._output_nr, out._requires_grad = node, i, True
-            res.append(out)
-        node.next_functions = tuple(edges)
+            fakes.append(fake)
+            res.append(o.detach())
+        _record.connect(node, fakes, tuple(None if f is None else f._data.aval for f in fakes))
+        for i, out in enumerate(res):
+            if isinstance(out, Tensor):
+                _record.set_history(out, node, i)
         node._out_meta = tuple(o._data.aval if isinstance(o, Tensor) else None for o in outs)
         return res[0] if single else tuple(res)
     return wrapper

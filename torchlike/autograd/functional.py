@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 import torchlike as _tl
 
-from . import grad_mode as _gm
+from .. import _grad_mode as _gm
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

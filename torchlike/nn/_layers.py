@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import _wrap
-from ..autograd import grad_mode as _gm
+from .. import _grad_mode as _gm
 from ..ops import _views, linalg as _linalg, shape as _shape
 from ..ops._registry import op, _apply
 from ..ops.linalg import _CPP_NAMES, _word

@@ -14,10 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import _wrap
-from ..autograd import grad_mode as _gm
+from .. import _grad_mode as _gm
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
 from ..ops import shape as _shape
-from ..ops._registry import OpDef, op, _apply, _apply_inplace, _interpose, _OpNode
+from ..ops._registry import OpDef, op, _apply, _apply_inplace, _OpNode
+from ..ops._record import interpose
 from ..ops.linalg import _broadcast_batch, _word
 
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
@@ -97,7 +98,7 @@ def linear(input, weight, bias=None):
         out = _apply(_linear_addmm, (bias, input, weight), (1, 1))
         if out._grad_fn is not None:
             w = weight._data.aval
-            _interpose(out._grad_fn, 2, _shape._t, weight, (), jax.core.ShapedArray(w.shape[::-1], w.dtype))
+            interpose(out._grad_fn, 2, _shape._t, weight, (), jax.core.ShapedArray(w.shape[::-1], w.dtype))
         return out
     if bias is None:
         return _linalg.matmul(input, weight.t())

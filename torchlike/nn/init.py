@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
-from ..autograd import grad_mode as _gm
+from .. import _grad_mode as _gm
 from ..ops import creation as _creation
 from ..ops._views import _commit
 

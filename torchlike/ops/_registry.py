@@ -25,18 +25,16 @@ only shapes, dtypes and graph structure, so all of this also runs on JAX tracers
 """
 import collections
 import inspect
-import weakref
 
 import jax
 import jax.extend
 import jax.numpy as jnp
 import numpy as np
 
-from ..autograd import grad_mode as _gm
-from ..autograd.anomaly_mode import _anomaly, _forward_trace
-from ..autograd.graph import (Node, _FREED, _FREED_MSG, _HookedSavedTensor, _SavedTensor, _saved_hooks,
-                               _raw_saved_property, _saved_property, _seq_counter)
+from .. import _grad_mode as _gm
+from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
+from . import _record as _rec
 
 _InputMetadata = collections.namedtuple(
     "_InputMetadata", "shape dtype device is_nested_tensor is_cpp_nested_tensor", defaults=(None, False, False))
@@ -332,7 +330,7 @@ def _apply(op, args, statics):
         for i in op.diff:
             a = args[i]
             if a is not None and a._requires_grad:
-                results = _record(op, args, arrays, statics, outs)
+                results = _rec.record(op, args, arrays, statics, outs)
                 return results[0] if single else tuple(results)
     if single:
         return _wrap(out)
@@ -345,131 +343,8 @@ def _results(op, args, arrays, statics, outs):
         for i in op.diff:
             a = args[i]
             if a is not None and a._requires_grad:
-                return _record(op, args, arrays, statics, outs)
+                return _rec.record(op, args, arrays, statics, outs)
     return [None if o is None else _wrap(o) for o in outs]
-
-
-_ONE_TRUE = (True,)
-
-
-def _new_node(op, args, arrays, statics, out_meta):
-    """A node of ``op`` with its edges to the inputs' nodes (no outputs, nothing saved yet)."""
-    node = _new(op.node_cls)
-    node._seq = next(_seq_counter)
-    diff = op.diff
-    if len(diff) == 1 and args[diff[0]]._grad_fn is not None:  # the most common case, made short
-        t = args[diff[0]]
-        node.next_functions = ((t._grad_fn, t._output_nr),)
-        node._mask = _ONE_TRUE
-        node._in_meta = (arrays[diff[0]].aval,)
-    else:
-        edges = []
-        mask = []
-        for i in diff:
-            t = args[i]
-            if t is None or not t._requires_grad:
-                edges.append((None, 0))
-                mask.append(False)
-            elif t._grad_fn is not None:
-                edges.append((t._grad_fn, t._output_nr))
-                mask.append(True)
-            else:
-                edges.append((t._grad_accumulator(), 0))
-                mask.append(True)
-        node.next_functions = tuple(edges)
-        node._mask = tuple(mask)
-        # avals (jax ShapedArray: shape + dtype) are cheap to read and to hash, unlike Array.shape/.dtype
-        node._in_meta = tuple([arrays[i].aval if arrays[i] is not None else None for i in diff])
-    node._statics = statics
-    node._out_meta = out_meta
-    if _anomaly.enabled:  # anomaly mode: remember where in the forward pass this node was made
-        node._anomaly_trace = _forward_trace()
-    return node
-
-
-def _interpose(node, pos, op, tensor, statics, out_aval):
-    """Put a node of the one-input, nothing-saving ``op`` (applied to ``tensor``) on edge ``pos`` of ``node``.
-
-    For fused forwards that must still show torch's graph: e.g. ``linear`` computes ``x @ W.T + b`` in one
-    jitted call, but torch records AddmmBackward0 -> TBackward0 -> W, so the TBackward0 node is made here
-    without ever materialising ``W.T``. ``out_aval`` is what ``op`` would have produced; the outer node
-    must hand the inner one a gradient of that shape.
-    """
-    if node.next_functions[pos][0] is None:
-        return
-    inner = _new_node(op, (tensor,), (tensor._data,), statics, (out_aval,))
-    edges = list(node.next_functions)
-    edges[pos] = (inner, 0)
-    node.next_functions = tuple(edges)
-
-
-def _record(op, args, arrays, statics, outs, inplace=None):
-    """Make the node of one op call and the output tensors that point to it."""
-    out_meta = tuple([None if o is None else o.aval for o in outs])
-    node = _new_node(op, args, arrays, statics, out_meta)
-    mask = node._mask
-    if inplace is not None and op.saves:  # the target's value before the write, with its history (torch's
-        original = _wrap(arrays[0])         # "original self"), for formulas and create_graph that need it
-        original._grad_fn, original._output_nr = inplace._grad_fn, inplace._output_nr
-        original._requires_grad = inplace._requires_grad
-
-    results = []
-    for k, o in enumerate(outs):
-        if o is None:  # only from a backward formula run as an op (create_graph) that gave no gradient
-            results.append(None)
-            continue
-        if k == 0 and inplace is not None:
-            t = inplace
-            if t._retains_grad:  # retain_grad follows the tensor to its new grad_fn
-                t._grad_fn._retains_grad.pop(t._output_nr, None)
-                node._retains_grad = {0: weakref.ref(t)}
-            t._data = o
-            t._version_counter().version += 1
-        else:
-            t = _new(Tensor)  # grad mode is on here, so never an inference tensor
-            t._data = o
-        if out_meta[k].dtype.kind in "fcV":
-            t._requires_grad = True
-            t._grad_fn = node
-            t._output_nr = k
-        results.append(t)
-
-    if op.saves:
-        saved = []
-        hooks = _saved_hooks.stack
-        for name, kind, index, needed_by in op.saves:
-            if needed_by:  # saved only if a gradient that uses it will be computed
-                for j in needed_by:
-                    if mask[j]:
-                        break
-                else:
-                    saved.append(None)
-                    continue
-            if hooks and not (kind == "in" and (args[index] is None or args[index]._wrapped_number)):
-                t = results[index] if kind == "out" else args[index]
-                if t is inplace:
-                    t = original
-                saved.append(_HookedSavedTensor(t, hooks[-1], index if kind == "out" else -1))
-                continue
-            if kind == "out":
-                saved.append(_SavedTensor(outs[index], None, results[index]._version_counter(), index))
-            else:
-                t = args[index]
-                if t is None:
-                    saved.append(None)
-                elif t._is_inference:
-                    raise RuntimeError(
-                        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
-                        "inference mode in computation tracked by autograd. To work around this, you can make a clone "
-                        "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
-                        "`torch.inference_mode()`.")
-                elif t is inplace or t._wrapped_number:
-                    # the pre-mutation value of an in-place target, or a Python scalar: nothing to check
-                    saved.append(_SavedTensor(arrays[index], original if t is inplace else t, None, -1))
-                else:
-                    saved.append(_SavedTensor(arrays[index], t, t._version_counter(), -1))
-        node._for_backward = tuple(saved)
-    return results
 
 
 # ----- Python scalars as wrapped 0-d tensors (torch's "wrapped numbers") -----------------------------
@@ -546,7 +421,7 @@ def _write_inplace(op, target, args, arrays, statics, outs):
             if a is not None and a._requires_grad:
                 if target._base is not None:
                     return _views._inplace_on_view(op, target, args, arrays, statics, outs)
-                _record(op, args, arrays, statics, outs, inplace=target)
+                _rec.record(op, args, arrays, statics, outs, inplace=target)
                 if target._storage is not None:
                     _views._after_record(target)
                 return target
@@ -557,7 +432,7 @@ def _write_inplace(op, target, args, arrays, statics, outs):
 from . import _views  # noqa: E402  (views build on this module)
 
 
-# ----- forward AD (torchlike/autograd/forward_ad.py) propagates tangents after _apply / _apply_inplace
-from ..autograd import forward_ad as _fw  # noqa: E402
+# ----- forward AD (ops/_forward_ad.py) propagates tangents after _apply / _apply_inplace
+from . import _forward_ad as _fw  # noqa: E402
 
 _fw_state = _fw._state

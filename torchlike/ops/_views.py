@@ -20,10 +20,11 @@ import weakref
 import jax
 import jax.numpy as jnp
 
-from ..autograd import grad_mode as _gm
-from ..autograd.graph import Node, _seq_counter
-from .._tensor import _contiguous_strides
-from ._registry import op, _apply, _new_node, _record
+from .. import _grad_mode as _gm
+from .._graph import Node, _seq_counter
+from .._tensor import _contiguous_strides, _wrap
+from ._registry import op, _apply
+from ._record import new_node, record
 
 
 # ----- storage ---------------------------------------------------------------------------------------------
@@ -165,7 +166,7 @@ def _regenerate(storage):
         if v._view_meta is not None:  # torch refuses to rebuild these: reading grad_fn raises
             v._view_error = _view_error(v, indirect=True)
             continue
-        node = _new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
+        node = new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
         _set_grad_fn(v, node)
 
 
@@ -313,9 +314,7 @@ class CopySlices(Node):
         if mask[0]:
             src = res[0]
             if src is None:
-                from .creation import zeros
-                size = self._geom[0]
-                src = zeros(size, dtype=grad.dtype)
+                src = _wrap(jnp.zeros(self._geom[0], grad._data.dtype))
             res[0] = _apply(_as_strided_scatter, (grad, src), self._geom)
         return res
 
@@ -324,7 +323,7 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
     """Record an in-place op on a differentiable view: ``fn`` for the view, CopySlices for the base."""
     _check_view_inplace(target)
     base = target._base
-    _record(op, args, arrays, statics, outs, inplace=target)
+    record(op, args, arrays, statics, outs, inplace=target)
     node = CopySlices(base, target._grad_fn, target._ageom)
     _set_grad_fn(base, node)
     _write(target, target._data)

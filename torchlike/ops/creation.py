@@ -23,6 +23,7 @@ from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._registry import op, _apply
 from .pointwise import _constant_grads
 from ._util import _methods
+from ._views import _commit
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
            "empty_like", "full_like", "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed", "rand",
@@ -69,7 +70,6 @@ def _finish(array, device, requires_grad, out=None):
     _check_requires_grad(array.dtype, requires_grad)
     array = _put(array, device)
     if out is not None:
-        from ._views import _commit
         _commit(out, array)
         return out
     t = _wrap(array)

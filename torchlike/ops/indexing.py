@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
-from ..autograd import grad_mode as _gm
+from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
 from ._views import _view_apply
 from .pointwise import _constant_grads

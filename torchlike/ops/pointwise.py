@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
-from ..autograd import grad_mode as _gm
+from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
 from ._util import _torch_only_saved
@@ -175,8 +175,7 @@ _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic diff
 
 def _write_out(name, result, out, inputs):
     """torch's ``out=``: no autograd through it; the result is written into ``out`` (cast to its dtype)."""
-    from ..autograd import grad_mode
-    if grad_mode.is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+    if _gm._state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
         raise RuntimeError(_OUT_MSG.format(name))
     _check_inplace(out)
     data = result._data
@@ -1562,7 +1561,6 @@ def _(grad, condition):
 def where(condition, input=None, other=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
     if input is None and other is None:
-        from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
     if condition._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
@@ -1750,3 +1748,6 @@ def _copy_(self, src, non_blocking=False):
 Tensor.zero_ = _zero_
 Tensor.fill_ = _fill_
 Tensor.copy_ = _copy_
+
+
+from .indexing import nonzero  # noqa: E402  (indexing builds on this module; where(condition) is nonzero)

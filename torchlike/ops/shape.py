@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
-from ..autograd import grad_mode as _gm
+from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _compute_stride
 from ._util import _check_unique, _methods, _shape_arg

@@ -17,8 +17,8 @@ from copy import deepcopy
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ..autograd import grad_mode as _gm
-from ..autograd.graph import RemovableHandle
+from .. import _grad_mode as _gm
+from .._graph import RemovableHandle
 from ..ops._views import _commit
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ..._tensor import Tensor
-from ...autograd import grad_mode as _gm
+from ... import _grad_mode as _gm
 from ...autograd.function import Function
 from ..parameter import Buffer, Parameter
 

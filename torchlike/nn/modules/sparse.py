@@ -1,5 +1,5 @@
 """Embedding (torch.nn.Embedding): weight from normal_(0, 1), the padding_idx row zeroed, as torch."""
-from ...autograd import grad_mode as _gm
+from ... import _grad_mode as _gm
 from ...ops.creation import empty
 from .. import init
 from .._layers import embedding

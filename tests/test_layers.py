@@ -1,0 +1,96 @@
+"""The package's layers import one way: data model -> ops -> engine -> public API (DESIGN.md).
+
+Read from the source with ``ast`` (nothing is imported): every module-level import of a torchlike module must
+point to the same layer or a lower one, and imports made inside functions are listed below, each with its reason,
+so the list can only shrink.
+"""
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "torchlike"
+
+DATA, OPS, ENGINE, API = 0, 1, 2, 3
+_DATA_MODULES = {"torchlike._dtype", "torchlike._device", "torchlike._grad_mode", "torchlike._anomaly_mode",
+                 "torchlike._tensor", "torchlike._tensor_str", "torchlike._graph", "torchlike.utils",
+                 "torchlike.utils.hooks"}
+
+# Imports still made inside functions: (module, imported module) -> why.
+_DEFERRED = {
+    # Tensor methods that belong to higher layers; the op binding pass (issue 10, point 1) will attach them.
+    ("torchlike._tensor", "torchlike.ops.creation"): "Tensor(), .to(), .type() build tensors with ops",
+    ("torchlike._tensor", "torchlike.ops._views"): "detach() and .data share storage (views are ops)",
+    ("torchlike._tensor", "torchlike.autograd"): "Tensor.backward runs the engine",
+    ("torchlike._tensor", "torchlike._tensor_str"): "repr: printing reads values through ops",
+}
+
+
+def _layer(module):
+    if module in _DATA_MODULES:
+        return DATA
+    if module == "torchlike.ops" or module.startswith("torchlike.ops."):
+        return OPS
+    if module == "torchlike.autograd.engine":
+        return ENGINE
+    return API
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _targets(node, module, is_package):
+    """Absolute names of the torchlike modules an import statement imports."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "torchlike"]
+    base = module if is_package else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        base = base.rpartition(".")[0]
+    target = (base + "." + node.module if node.module else base) if node.level else node.module
+    if target is None or target.split(".")[0] != "torchlike":
+        return []
+    out = []
+    for a in node.names:  # `from . import x` imports the submodule x when there is one, else a name of target
+        sub = target + "." + a.name
+        rel = pathlib.Path(*sub.split("."))
+        is_module = (ROOT.parent / rel).with_suffix(".py").exists() or (ROOT.parent / rel / "__init__.py").exists()
+        out.append(sub if is_module else target)
+    return sorted(set(out))
+
+
+def _imports():
+    """(importer, imported, inside_a_function) for every import of a torchlike module in the package."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text())
+        deferred = set()
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                deferred.update(id(n) for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom)))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in _targets(node, module, path.name == "__init__.py"):
+                    found.append((module, target, id(node) in deferred))
+    return found
+
+
+def test_module_level_imports_point_down():
+    wrong = [(m, t) for m, t, inside in _imports() if not inside and _layer(t) > _layer(m)]
+    assert wrong == []
+
+
+def test_no_import_inside_a_function_but_the_listed_ones():
+    inside = {(m, t) for m, t, is_inside in _imports() if is_inside}
+    assert inside - set(_DEFERRED) == set()
+
+
+def test_the_listed_deferred_imports_still_exist():
+    inside = {(m, t) for m, t, is_inside in _imports() if is_inside}
+    assert set(_DEFERRED) - inside == set()  # a fixed one leaves the list
+
+
+def test_layers_are_known():
+    assert {_layer(m) for m, _, _ in _imports()} == {DATA, OPS, ENGINE, API}

@@ -1,0 +1,30 @@
+"""Leaf accumulation: what an AccumulateGrad node does with the gradient that reaches it (the engine calls
+``accumulate`` for AccumulateGrad nodes; the node itself is plain data in ``torchlike._graph``)."""
+from .. import _grad_mode as _gm
+from .._tensor import _new
+from ._registry import _apply
+from ._views import _commit
+from .pointwise import _copy_from
+
+
+def copy_grad(g):
+    """A new history-free Tensor sharing g's (immutable) array."""
+    t = _new(type(g))
+    t._data = g._data
+    return t
+
+
+def accumulate(variable, grad):
+    """Set or add ``grad`` into ``variable.grad``, then run its post-accumulate-grad hooks."""
+    if grad is None:
+        return
+    old = variable._grad
+    if _gm._state.grad_enabled:  # create_graph: keep the gradient's history (a first .grad is torch's CopyBackwards)
+        variable._grad = _apply(_copy_from, (None, grad), ()) if old is None else old + grad
+    elif old is None:
+        variable._grad = copy_grad(grad)
+    else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped
+        _commit(old, (old + grad)._data)
+    if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
+        for hook in list(variable._post_acc_hooks.values()):
+            hook(variable)

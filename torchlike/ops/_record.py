@@ -1,0 +1,165 @@
+"""The one recording path: how a call becomes part of the autograd graph.
+
+Table ops (``_registry._apply``), ``autograd.Function`` and, through them, ``library.custom_op`` and
+``interop.jax_op`` record with these functions, so every node gets its sequence number, edges, anomaly trace
+and saved tensors, and every output (or in-place target) its history, in one way:
+
+- ``connect(node, inputs, avals)``: the node's edges to its inputs' nodes and which of them need a gradient;
+- ``save(tensor, output_nr)``: one saved-tensor slot (through the innermost saved-tensor hooks if any, else the
+  data plus what the version check needs);
+- ``set_history`` / ``rebase_history``: an output, or an in-place target, becomes output ``nr`` of the node
+  (``retain_grad`` follows a rebased tensor to its new node);
+- ``record(op, ...)``: all of it for one call of a table op, with the op's save policy.
+"""
+import weakref
+
+from .._tensor import Tensor, _new, _wrap
+from .._anomaly_mode import _anomaly, _forward_trace
+from .._graph import _HookedSavedTensor, _SavedTensor, _saved_hooks, _seq_counter, grad_accumulator
+
+_ONE_TRUE = (True,)
+
+_INFERENCE_SAVE_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def connect(node, inputs, avals):
+    """Link a new node into the graph: its sequence number, one edge per input (``(None, 0)`` for an input that
+    needs no gradient, a leaf's AccumulateGrad for a leaf), ``_mask`` (which edges need a gradient), the inputs'
+    avals (``_in_meta``) and, in anomaly mode, the forward trace that made it."""
+    node._seq = next(_seq_counter)
+    if len(inputs) == 1 and inputs[0] is not None and inputs[0]._grad_fn is not None:  # the common case, made short
+        t = inputs[0]
+        node.next_functions = ((t._grad_fn, t._output_nr),)
+        node._mask = _ONE_TRUE
+    else:
+        edges = []
+        mask = []
+        for t in inputs:
+            if t is None or not t._requires_grad:
+                edges.append((None, 0))
+                mask.append(False)
+            elif t._grad_fn is not None:
+                edges.append((t._grad_fn, t._output_nr))
+                mask.append(True)
+            else:
+                edges.append((grad_accumulator(t), 0))
+                mask.append(True)
+        node.next_functions = tuple(edges)
+        node._mask = tuple(mask)
+    node._in_meta = avals
+    if _anomaly.enabled:
+        node._anomaly_trace = _forward_trace()
+    return node
+
+
+def set_history(t, node, nr):
+    """``t`` is output ``nr`` of ``node``."""
+    t._requires_grad = True
+    t._grad_fn = node
+    t._output_nr = nr
+
+
+def rebase_history(t, node, nr):
+    """An in-place write makes ``t`` output ``nr`` of ``node``; ``retain_grad`` follows it to the new node."""
+    if t._retains_grad:
+        old = t._grad_fn
+        if old is not None and old._retains_grad:
+            old._retains_grad.pop(t._output_nr, None)
+        node._retains_grad = {nr: weakref.ref(t)}
+    set_history(t, node, nr)
+
+
+def save(t, output_nr=-1, check_version=True):
+    """One slot of a node's ``_for_backward`` for tensor ``t`` (``output_nr >= 0``: ``t`` is that output of the node,
+    kept as data only, so no Tensor <-> Node cycle). Inside ``saved_tensors_hooks`` the innermost pack hook runs now.
+    A Python scalar (a wrapped number) is kept as it is; ``check_version=False``: nothing can modify what is saved
+    (an in-place target's value before the write)."""
+    if t._wrapped_number:
+        return _SavedTensor(t._data, t, None, -1)
+    hooks = _saved_hooks.stack
+    if hooks:
+        return _HookedSavedTensor(t, hooks[-1], output_nr)
+    if output_nr >= 0:
+        return _SavedTensor(t._data, None, t._version_counter(), output_nr)
+    if not check_version:
+        return _SavedTensor(t._data, t, None, -1)
+    if t._is_inference:
+        raise RuntimeError(_INFERENCE_SAVE_MSG)
+    return _SavedTensor(t._data, t, t._version_counter(), -1)
+
+
+def record(op, args, arrays, statics, outs, inplace=None):
+    """Record one call of table op ``op``: its node, the output tensors that point to it (``inplace``: the target
+    that the first output is written into) and the tensors the op saves. Returns the output tensors."""
+    out_meta = tuple([None if o is None else o.aval for o in outs])
+    node = new_node(op, args, arrays, statics, out_meta)
+    if inplace is not None and op.saves:  # the target's value before the write, with its history (torch's
+        original = _wrap(arrays[0])         # "original self"), for formulas and create_graph that need it
+        original._grad_fn, original._output_nr = inplace._grad_fn, inplace._output_nr
+        original._requires_grad = inplace._requires_grad
+
+    results = []
+    for k, o in enumerate(outs):
+        if o is None:  # only from a backward formula run as an op (create_graph) that gave no gradient
+            results.append(None)
+            continue
+        if k == 0 and inplace is not None:
+            t = inplace
+            t._data = o
+            t._version_counter().version += 1
+            if out_meta[k].dtype.kind in "fcV":
+                rebase_history(t, node, 0)
+        else:
+            t = _new(Tensor)  # grad mode is on here, so never an inference tensor
+            t._data = o
+            if out_meta[k].dtype.kind in "fcV":
+                set_history(t, node, k)
+        results.append(t)
+
+    if op.saves:
+        mask = node._mask
+        saved = []
+        for name, kind, index, needed_by in op.saves:
+            if needed_by and not any(mask[j] for j in needed_by):  # no gradient that uses it will be computed
+                saved.append(None)
+            elif kind == "out":
+                saved.append(save(results[index], index))
+            else:
+                t = args[index]
+                if t is None:
+                    saved.append(None)
+                elif t is inplace:
+                    saved.append(save(original, check_version=False))
+                else:
+                    saved.append(save(t))
+        node._for_backward = tuple(saved)
+    return results
+
+
+def new_node(op, args, arrays, statics, out_meta):
+    """A node of table op ``op`` connected to the inputs' nodes (no outputs, nothing saved yet)."""
+    node = _new(op.node_cls)
+    diff = op.diff
+    connect(node, [args[i] for i in diff], tuple([arrays[i].aval if arrays[i] is not None else None for i in diff]))
+    node._statics = statics
+    node._out_meta = out_meta
+    return node
+
+
+def interpose(node, pos, op, tensor, statics, out_aval):
+    """Put a node of the one-input, nothing-saving ``op`` (applied to ``tensor``) on edge ``pos`` of ``node``.
+
+    For fused forwards that must still show torch's graph: e.g. ``linear`` computes ``x @ W.T + b`` in one
+    jitted call, but torch records AddmmBackward0 -> TBackward0 -> W, so the TBackward0 node is made here
+    without ever materialising ``W.T``. ``out_aval`` is what ``op`` would have produced; the outer node
+    must hand the inner one a gradient of that shape.
+    """
+    if node.next_functions[pos][0] is None:
+        return
+    inner = new_node(op, (tensor,), (tensor._data,), statics, (out_aval,))
+    edges = list(node.next_functions)
+    edges[pos] = (inner, 0)
+    node.next_functions = tuple(edges)
