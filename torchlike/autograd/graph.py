@@ -10,6 +10,8 @@ import sys
 import threading
 import weakref
 
+from ..utils.hooks import RemovableHandle  # noqa: F401  (torchlike.autograd.graph.RemovableHandle)
+
 _seq_counter = itertools.count()
 _FREED = type("_Freed", (), {"__repr__": lambda self: "<freed>"})()  # a released saved-tensor slot
 
@@ -35,30 +37,6 @@ _FREED_MSG = (
     "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
     "or if you need to access saved tensors after calling backward."
 )
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` takes the hook out (idempotent)."""
-
-    _ids = itertools.count()
-
-    def __init__(self, container):
-        try:
-            self._container_ref = weakref.ref(container)
-        except TypeError:  # a plain dict cannot be weakly referenced: hold it (it holds only the hooks)
-            self._container_ref = lambda: container
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self):
-        container = self._container_ref()
-        if container is not None:
-            container.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _Hooks(dict):

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
 from ...autograd.function import Function
+from ...utils import _typename
+from ...utils.hooks import RemovableHandle, _add_hook as _add
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle", "BackwardHookFunction", "register_module_forward_pre_hook",
@@ -26,40 +28,6 @@ __all__ = ["Module", "RemovableHandle", "BackwardHookFunction", "register_module
            "register_module_parameter_registration_hook"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-# ----- hook handles ------------------------------------------------------------------------------------------
-class RemovableHandle:
-    """Handle returned by the ``register_*_hook`` methods; ``remove()`` (or leaving a ``with``) drops the hook."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        extras = [extra_dict] if isinstance(extra_dict, dict) else (extra_dict or [])
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def _add(hooks, hook, prepend=False, extra_dict=None):
-    handle = RemovableHandle(hooks, extra_dict=extra_dict)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
 
 
 class _WrappedHook:
@@ -276,20 +244,6 @@ def _addindent(s, n):
     if len(lines) == 1:
         return s
     return lines[0] + "\n" + "\n".join((" " * n + line) if line.strip() else "" for line in lines[1:])
-
-
-def _typename(obj):
-    """torch.typename: 'torch.FloatTensor' for tensors, else the qualified class name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _forward_unimplemented(self, *input):
