@@ -152,6 +152,22 @@ class Optimizer:
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    def _init_checked(self, params, defaults, name=None):
+        """A subclass's ``__init__`` after its own checks: ``differentiable=True`` is refused (``name``: the class
+        in the message), then ``Optimizer.__init__``, then torch's fused/foreach check."""
+        if defaults["differentiable"]:
+            raise NotImplementedError(f"torchlike.optim.{name or type(self).__name__}: differentiable=True is not "
+                                      "supported")
+        Optimizer.__init__(self, params, defaults)
+        if defaults["fused"] and defaults["foreach"]:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def _group_defaults(self, **defaults):
+        """Options missing from loaded param groups (older checkpoints) get these values."""
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
