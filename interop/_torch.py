@@ -288,8 +288,8 @@ _jax_flat_cached = functools.lru_cache(maxsize=256)(_make_flat)
 def from_torch_op(fn):
     """Make a torch function ``fn`` a differentiable torchlike function.
 
-    torchlike Tensor arguments are converted to torch tensors (zero-copy, through DLPack), ``fn`` runs under torch's grad mode, and
-    its outputs (a tensor or a tuple of tensors) come back as torchlike Tensors on a node of a
+    torchlike Tensor arguments are converted to torch tensors (zero-copy, through DLPack), ``fn`` runs under
+    torch's grad mode, and its outputs (a tensor or a tuple of tensors) come back as torchlike Tensors on a node of a
     ``torchlike.autograd.Function``; its backward asks torch for the vector-Jacobian product
     (``torch.autograd.grad``, with ``create_graph`` when torchlike records, so higher orders work). Non-tensor
     arguments are passed unchanged. The node is named ``<fn.__name__>Backward`` (``FromTorchOpBackward`` for
