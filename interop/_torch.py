@@ -10,44 +10,34 @@ Both directions support higher-order gradients: each backward is itself a call o
 vector-Jacobian product (computed by the inner framework with ``create_graph`` when the outer framework records,
 so ``grad(grad(...), create_graph=True)`` through the bridge twice equals the reference).
 
-Values cross the boundary as copies through NumPy (``_to_*`` helpers below; they can later be replaced by the
-zero-copy functions of ``interop._convert``). Only floating-point tensors that require grad are differentiated;
-non-tensor arguments are passed to ``fn`` unchanged.
+Values cross the boundary without copies, through DLPack (``interop._convert``), so every dtype goes through,
+bfloat16 included. A torch tensor is imported zero-copy when it is dense in some dim order and 64-byte aligned,
+copied otherwise (gapped or broadcast strides, misaligned ``torch.from_numpy`` memory, lazy conjugate/negative
+bits); tensors that require grad are detached first. As with ``interop._convert``, the two sides then share
+memory that JAX assumes immutable: do not modify a bridged function's inputs or outputs in place (``clone()``
+first). Only floating-point tensors that require grad are differentiated; non-tensor arguments are passed to
+``fn`` unchanged.
 """
 import functools
 
 import jax
-import numpy as np
 import torch
 
 import torchlike as tl
-from torchlike._tensor import _wrap
+
+from ._convert import from_torch, to_jax, to_torch
 
 __all__ = ["torch_op", "from_torch_op"]
 
 
-# ---- conversions (copies through NumPy; swap for interop._convert later) ----
-
-def _np_to_torch(a):
-    return torch.from_numpy(np.array(a))  # np.array: a writable copy that torch may own
-
-
-def _torch_to_np(x):
-    return x.detach().resolve_conj().resolve_neg().cpu().numpy()
-
+# ---- conversions: zero-copy through DLPack (interop._convert); torch tensors are detached first ----
 
 def _torch_to_tl(x, requires_grad=False):
-    t = _wrap(jax.numpy.asarray(_torch_to_np(x)))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return from_torch(x, requires_grad=requires_grad)
 
 
 def _tl_to_torch(t, requires_grad=False):
-    x = _np_to_torch(t._data)
-    if requires_grad:
-        x.requires_grad_(True)
-    return x
+    return to_torch(t, requires_grad=requires_grad)
 
 
 def _floating(x):
@@ -130,9 +120,9 @@ class _JaxLevel:
 
     def forward(self, xs):
         self.n_in = len(xs)
-        outs, self.single = _as_tuple(_jitted(self.f)(*[jax.numpy.asarray(_torch_to_np(x)) for x in xs]))
+        outs, self.single = _as_tuple(_jitted(self.f)(*[to_jax(x) for x in xs]))
         self.out_diff = tuple(j for j, o in enumerate(outs) if jax.numpy.issubdtype(o.dtype, jax.numpy.inexact))
-        return tuple(_np_to_torch(o) for o in outs)
+        return tuple(to_torch(o) for o in outs)
 
     def vjp(self, create_graph):
         return _JaxLevel(_vjp_of(self.f, self.n_in, self.diff, self.out_diff))
@@ -190,32 +180,21 @@ def _call_level(level, xs, bridge, grad_enabled):
     return bridge.apply(level, *xs)
 
 
-class _TorchBridge(torch.autograd.Function):
-    @staticmethod
+def _make_bridge(name, function_base, grad_enabled):
+    """One outer side's ``autograd.Function`` (torch's or torchlike's): the shared forward and backward."""
     def forward(ctx, level, *xs):
         return _bridge_forward(ctx, level, xs)
 
-    @staticmethod
     def backward(ctx, *grads):
-        return _bridge_backward(ctx, grads, torch.is_grad_enabled, _TorchBridge)
+        return _bridge_backward(ctx, grads, grad_enabled, bridge)
+
+    bridge = type(name, (function_base,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                                           "__module__": __name__})
+    return bridge
 
 
-def _call_torch(level, xs, bridge):
-    return _call_level(level, xs, bridge, torch.is_grad_enabled)
-
-
-class _TlBridge(tl.autograd.Function):
-    @staticmethod
-    def forward(ctx, level, *xs):
-        return _bridge_forward(ctx, level, xs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return _bridge_backward(ctx, grads, tl.is_grad_enabled, _TlBridge)
-
-
-def _call_tl(level, xs, bridge):
-    return _call_level(level, xs, bridge, tl.is_grad_enabled)
+_TorchBridge = _make_bridge("_TorchBridge", torch.autograd.Function, torch.is_grad_enabled)
+_TlBridge = _make_bridge("_TlBridge", tl.autograd.Function, tl.is_grad_enabled)
 
 
 def _named(bridge, fn, default):
@@ -260,9 +239,9 @@ def torch_op(fn=None, *, kind=None):
     (forward and each backward order are jitted once per signature).
     ``kind=None`` (default) detects: ``jax.jit``-wrapped functions and functions defined in ``jax`` modules are
     JAX functions, anything else is a torchlike function; pass ``kind`` explicitly for plain JAX functions.
-    torch tensor arguments are converted (copied); other arguments are passed unchanged (for JAX they must be
-    hashable to be cached). The torch node is named ``<fn.__name__>Backward`` (``TorchOpBackward`` for
-    lambdas). Usable as a decorator: ``@torch_op`` or ``@torch_op(kind="jax")``.
+    torch tensor arguments are converted (zero-copy where ``interop.from_torch`` is); other arguments are passed
+    unchanged (for JAX they must be hashable to be cached). The torch node is named ``<fn.__name__>Backward``
+    (``TorchOpBackward`` for lambdas). Usable as a decorator: ``@torch_op`` or ``@torch_op(kind="jax")``.
     """
     if fn is None:
         return functools.partial(torch_op, kind=kind)
@@ -280,7 +259,7 @@ def torch_op(fn=None, *, kind=None):
             level = _GraphLevel(_Torchlike, fn, template)
         else:
             level = _JaxLevel(_jax_flat(fn, template))
-        outs = _call_torch(level, tuple(xs), bridge)
+        outs = _call_level(level, tuple(xs), bridge, torch.is_grad_enabled)
         return _finish(outs, level.single)
 
     wrapper.kind = kind
@@ -309,8 +288,8 @@ _jax_flat_cached = functools.lru_cache(maxsize=256)(_make_flat)
 def from_torch_op(fn):
     """Make a torch function ``fn`` a differentiable torchlike function.
 
-    torchlike Tensor arguments are converted to torch tensors (copies), ``fn`` runs under torch's grad mode, and
-    its outputs (a tensor or a tuple of tensors) come back as torchlike Tensors on a node of a
+    torchlike Tensor arguments are converted to torch tensors (zero-copy, through DLPack), ``fn`` runs under
+    torch's grad mode, and its outputs (a tensor or a tuple of tensors) come back as torchlike Tensors on a node of a
     ``torchlike.autograd.Function``; its backward asks torch for the vector-Jacobian product
     (``torch.autograd.grad``, with ``create_graph`` when torchlike records, so higher orders work). Non-tensor
     arguments are passed unchanged. The node is named ``<fn.__name__>Backward`` (``FromTorchOpBackward`` for
@@ -322,7 +301,7 @@ def from_torch_op(fn):
     def wrapper(*args):
         xs, template = _split(args, tl.Tensor)
         level = _GraphLevel(_Torch, fn, template)
-        outs = _call_tl(level, tuple(xs), bridge)
+        outs = _call_level(level, tuple(xs), bridge, tl.is_grad_enabled)
         return _finish(outs, level.single)
 
     return wrapper

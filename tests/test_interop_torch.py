@@ -215,3 +215,52 @@ def test_torch_op_jax_traces_once_per_signature():
         np.testing.assert_allclose(h.numpy(), -2 * np.sin(X), rtol=1e-12)
         counts.append(len(traces))
     assert counts[0] == counts[1] == counts[2]
+
+
+# ---- bfloat16 through both bridges (DLPack carries it; NumPy cannot) ----
+
+def _bf16_fn(T, x, w):
+    return T.sin(x) * w, T.exp(x) * 0.5
+
+
+def _bf16_torch_grads(op, lib_x, lib_w, grad):
+    """Outputs and first-order gradients of op in bfloat16; lib_* make the inputs, grad is lib's autograd.grad."""
+    x, w = lib_x(X, requires_grad=True), lib_w(X[::-1].copy(), requires_grad=True)
+    a, b = op(x, w)
+    gx, gw = grad((a * 3.0).sum() + (b * b).sum(), (x, w))
+    return [a, b, gx, gw]
+
+
+def _bf16(lib):
+    return lambda v, requires_grad: lib.tensor(v, dtype=lib.bfloat16, requires_grad=requires_grad)
+
+
+def _close_bf16(got, want):
+    for a, b in zip(got, want, strict=True):
+        assert str(a.dtype).endswith("bfloat16") and str(b.dtype).endswith("bfloat16")
+        np.testing.assert_allclose(_np(a.float()), _np(b.float()), rtol=2e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("kind", ["torchlike", "jax"])
+def test_torch_op_bfloat16_values_and_gradients(kind):
+    lib = tl if kind == "torchlike" else jnp
+    op = torch_op(lambda x, w: _bf16_fn(lib, x, w), kind=kind)
+    got = _bf16_torch_grads(op, _bf16(torch), _bf16(torch), torch.autograd.grad)
+    want = _bf16_torch_grads(lambda x, w: _bf16_fn(torch, x, w), _bf16(torch), _bf16(torch), torch.autograd.grad)
+    _close_bf16(got, want)
+
+
+def test_from_torch_op_bfloat16_values_and_gradients():
+    op = from_torch_op(lambda x, w: _bf16_fn(torch, x, w))
+    got = _bf16_torch_grads(op, _bf16(tl), _bf16(tl), tl.autograd.grad)
+    want = _bf16_torch_grads(lambda x, w: _bf16_fn(torch, x, w), _bf16(torch), _bf16(torch), torch.autograd.grad)
+    _close_bf16(got, want)
+
+
+def test_from_torch_op_bfloat16_backward_accumulates_into_grad():
+    x = tl.tensor(X, dtype=tl.bfloat16, requires_grad=True)
+    from_torch_op(lambda x: (x * x).sum())(x).backward()
+    xt = torch.tensor(X, dtype=torch.bfloat16, requires_grad=True)
+    (xt * xt).sum().backward()
+    assert x.grad.dtype == tl.bfloat16
+    np.testing.assert_allclose(_np(x.grad.float()), xt.grad.float().numpy(), rtol=1e-2)

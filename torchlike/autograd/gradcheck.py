@@ -606,17 +606,7 @@ def _test_batched_grad(inputs, output, output_idx):
         raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG}") from ex
     for input_idx, (res, exp) in enumerate(zip(result, expected)):
         if not _allclose(res, exp, 1e-5, 1e-8):
-            raise GradcheckError(f"""
-For output {output_idx} and input {input_idx}:
-
-{_FAILED_BATCHED_GRAD_MSG}
-
-Got:
-{_show(res)}
-
-Expected:
-{_show(exp)}
-""".strip())
+            raise _batched_mismatch(output_idx, input_idx, _FAILED_BATCHED_GRAD_MSG, res, exp)
     return True
 
 
@@ -757,6 +747,21 @@ If the test
 """
 
 
+def _batched_mismatch(output_idx, input_idx, msg, got, expected):
+    """torch's error for a batched gradient that differs from the one computed per row."""
+    return GradcheckError(f"""
+For output {output_idx} and input {input_idx}:
+
+{msg}
+
+Got:
+{_show(got)}
+
+Expected:
+{_show(expected)}
+""".strip())
+
+
 def _test_batched_grad_forward_ad(func, inputs):
     """jvps of a batch of tangents (``jax.vmap`` over the tangent) equal the jvps one by one."""
     from . import forward_ad as fwAD
@@ -792,17 +797,7 @@ def _test_batched_grad_forward_ad(func, inputs):
         for k, (res, exp) in enumerate(zip(result, expected)):  # torch names output and input both k
             res = np.asarray(res)
             if not _allclose(res, exp, 1e-5, 1e-8):
-                raise GradcheckError(f"""
-For output {k} and input {k}:
-
-{_FAILED_BATCHED_GRAD_MSG_FWD_AD}
-
-Got:
-{_show(res)}
-
-Expected:
-{_show(exp)}
-""".strip())
+                raise _batched_mismatch(k, k, _FAILED_BATCHED_GRAD_MSG_FWD_AD, res, exp)
     return True
 
 

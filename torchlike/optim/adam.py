@@ -103,25 +103,16 @@ class Adam(Optimizer):
                 if betas[i].numel() != 1:
                     raise ValueError(f"Tensor betas[{i}] must be 1-element")
         betas = tuple(map(_to_scalar, betas))
-        if differentiable:
-            raise NotImplementedError(f"torchlike.optim.{type(self).__name__}: differentiable=True is not supported")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
-        super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        self._init_checked(params, defaults)
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        self._group_defaults(amsgrad=False, maximize=False, foreach=None, capturable=False, differentiable=False,
+                             decoupled_weight_decay=False, fused=None)
         for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):  # old checkpoints: a number

@@ -18,8 +18,9 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .. import _grad_mode as _gm
-from .._graph import RemovableHandle
+from .._tensor import _typename
 from ..ops._views import _commit
+from ..utils.hooks import _add_hook
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -42,30 +43,12 @@ _global_post_hooks = OrderedDict()
 
 def register_optimizer_step_pre_hook(hook):
     """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before every optimizer's step."""
-    handle = RemovableHandle(_global_pre_hooks)
-    _global_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """``hook(optimizer, args, kwargs)`` after every optimizer's step."""
-    handle = RemovableHandle(_global_post_hooks)
-    _global_post_hooks[handle.id] = hook
-    return handle
-
-
-def _typename(obj):
-    """torch.typename: 'torch.FloatTensor' for tensors, the qualified type name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+    return _add_hook(_global_post_hooks, hook)
 
 
 def _hooked_step(step):
@@ -169,6 +152,22 @@ class Optimizer:
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    def _init_checked(self, params, defaults, name=None):
+        """A subclass's ``__init__`` after its own checks: ``differentiable=True`` is refused (``name``: the class
+        in the message), then ``Optimizer.__init__``, then torch's fused/foreach check."""
+        if defaults["differentiable"]:
+            raise NotImplementedError(f"torchlike.optim.{name or type(self).__name__}: differentiable=True is not "
+                                      "supported")
+        Optimizer.__init__(self, params, defaults)
+        if defaults["fused"] and defaults["foreach"]:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def _group_defaults(self, **defaults):
+        """Options missing from loaded param groups (older checkpoints) get these values."""
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
@@ -266,32 +265,25 @@ class Optimizer:
         return [p for p in group["params"] if p._grad is not None]
 
     # ----- hooks -------------------------------------------------------------------------------------------
-    def _add(self, hooks, hook, prepend=False):
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
-
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` runs before ``step``."""
-        return self._add(self._optimizer_step_pre_hooks, hook)
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` runs after ``step``."""
-        return self._add(self._optimizer_step_post_hooks, hook)
+        return _add_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
-        return self._add(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
-        return self._add(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
-        return self._add(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
-        return self._add(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ----- state dict ---------------------------------------------------------------------------------------
     def state_dict(self):

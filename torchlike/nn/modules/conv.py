@@ -1,10 +1,6 @@
 """Conv2d (torch.nn.Conv2d): weight from kaiming_uniform_(a=sqrt(5)), bias uniform in +-1/sqrt(fan_in), as torch."""
-import math
-
-from ...ops.creation import empty
-from .. import init
 from .._layers import conv2d, _pad
-from ..parameter import Parameter
+from .linear import _reset_kaiming_uniform, _weight_and_bias
 from .module import Module
 
 __all__ = ["Conv2d"]
@@ -62,21 +58,11 @@ class Conv2d(Module):
             self._reversed_padding_repeated_twice = rev
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
-        self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), device=device,
-                                      dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_channels, in_channels // groups, *kernel_size), bias, device, dtype)
 
     def reset_parameters(self):
         """Re-draw weight and bias from torch's default distributions."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming_uniform(self.weight, self.bias)
 
     def _conv_forward(self, input, weight, bias):
         if self.padding_mode != "zeros":

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from ..._tensor import Tensor
 from ... import _grad_mode as _gm
 from ...autograd.function import Function
+from ..._tensor import _typename
+from ...utils.hooks import RemovableHandle, _add_hook as _add
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle", "BackwardHookFunction", "register_module_forward_pre_hook",
@@ -26,40 +28,6 @@ __all__ = ["Module", "RemovableHandle", "BackwardHookFunction", "register_module
            "register_module_parameter_registration_hook"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-# ----- hook handles ------------------------------------------------------------------------------------------
-class RemovableHandle:
-    """Handle returned by the ``register_*_hook`` methods; ``remove()`` (or leaving a ``with``) drops the hook."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        extras = [extra_dict] if isinstance(extra_dict, dict) else (extra_dict or [])
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def _add(hooks, hook, prepend=False, extra_dict=None):
-    handle = RemovableHandle(hooks, extra_dict=extra_dict)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
 
 
 class _WrappedHook:
@@ -278,18 +246,16 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join((" " * n + line) if line.strip() else "" for line in lines[1:])
 
 
-def _typename(obj):
-    """torch.typename: 'torch.FloatTensor' for tensors, else the qualified class name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+def _check_new_name(module, kind, name, registered):
+    """torch's checks of a new buffer or parameter name (``kind``); ``registered``: that kind's dict."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in registered:
+        raise KeyError(f"attribute '{name}' already exists")
 
 
 def _forward_unimplemented(self, *input):
@@ -342,14 +308,7 @@ class Module:
         """Add a buffer (module state that is not a parameter); ``persistent=False`` keeps it out of state_dict."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
                             "required)")
@@ -367,14 +326,7 @@ class Module:
         """Add a Parameter (or None) under ``name``."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "parameter", name, self._parameters)
         if param is None:
             self._parameters[name] = None
             return
