@@ -358,15 +358,12 @@ def _scalar(value):
     if t is None:
         if len(_scalar_cache) > 4096:
             _scalar_cache.clear()
-        if isinstance(value, bool):
-            a = jnp.asarray(value, jnp.bool_)
-        elif isinstance(value, int):
-            a = jnp.asarray(value, jnp.int64)
-        elif isinstance(value, complex):
-            a = jnp.asarray(value, jnp.complex128)
-        else:
-            a = jnp.asarray(value, jnp.float64)
-        t = _wrap(a)
+        dt = (jnp.bool_ if isinstance(value, bool) else jnp.int64 if isinstance(value, int)
+              else jnp.complex128 if isinstance(value, complex) else jnp.float64)
+        with jax.ensure_compile_time_eval():  # a concrete array even when first made inside a JAX trace
+            a = jnp.asarray(value, dt)
+        t = _new(Tensor)  # never an inference tensor: the cache outlives inference_mode
+        t._data = a
         t._wrapped_number = True
         if value == value:  # NaN keys never match; do not fill the cache with them
             _scalar_cache[key] = t
