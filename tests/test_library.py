@@ -890,3 +890,9 @@ def test_library_pytree_flattens_as_torch():
         assert tl_pytree._tree_map(type, tree) == _pytree.tree_map(type, tree)
         assert tl_pytree._tree_leaves(tree) == _pytree.tree_leaves(tree)
 
+
+def test_legacy_api_at_torchs_module_path():
+    from torchlike._custom_op.impl import CustomOp, custom_op
+    import torch._custom_op.impl as pt_impl
+    assert custom_op is tl.library._legacy_custom_op and CustomOp.__name__ == "_CustomOp"
+    assert hasattr(pt_impl, "custom_op") and hasattr(pt_impl, "CustomOp")
