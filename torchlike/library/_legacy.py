@@ -279,23 +279,27 @@ def _validate_grad_inputs_dict(grad_inputs_dict, forward_op, args_info):
                 error(f"for input '{name}' expected the grad_input dict to hold a list of {len(info)} gradients but "
                       f"got {len(grad)}")
             for idx, (g, elem_info) in enumerate(zip(grad, info)):
-                if g is None:
-                    continue
-                if not isinstance(g, Tensor):
-                    error(f"for input '{name}' expected the grad_input dict to hold a list of None or Tensor "
-                          f"gradients but got object of {type(g)} at index {idx}")
-                if not issubclass(elem_info, Tensor):
-                    error(f"for input '{name}', got a Tensor as the gradient for the {idx}-th value but expected None "
-                          f"because the {idx}-th value was not a Tensor (it was type {info}")
+                _check_grad(error, g, elem_info,
+                            f"for input '{name}' expected the grad_input dict to hold a list of None or Tensor "
+                            f"gradients but got object of {type(g)} at index {idx}",
+                            f"for input '{name}', got a Tensor as the gradient for the {idx}-th value but expected "
+                            f"None because the {idx}-th value was not a Tensor (it was type {info}")
             continue
-        if grad is None:
-            continue
-        if not isinstance(grad, Tensor):
-            error(f"got object of type {type(grad)} as the gradient for input '{name}', but expected the gradient to "
-                  f"be either None or a Tensor")
-        if not issubclass(info, Tensor):
-            error(f"got a Tensor as the gradient for input '{name}' but expected None as the gradient because input "
-                  f"'{name}' was not a Tensor (it was type {info}).")
+        _check_grad(error, grad, info,
+                    f"got object of type {type(grad)} as the gradient for input '{name}', but expected the gradient "
+                    f"to be either None or a Tensor",
+                    f"got a Tensor as the gradient for input '{name}' but expected None as the gradient because input "
+                    f"'{name}' was not a Tensor (it was type {info}).")
+
+
+def _check_grad(error, grad, info, not_a_tensor, not_expected):
+    """One gradient: None, or a Tensor for an argument (``info``: its type) that was a Tensor."""
+    if grad is None:
+        return
+    if not isinstance(grad, Tensor):
+        error(not_a_tensor)
+    if not issubclass(info, Tensor):
+        error(not_expected)
 
 
 def _grad_inputs_dict_to_flat_tuple(grad_inputs_dict, args_info):

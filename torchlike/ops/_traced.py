@@ -20,13 +20,13 @@ class Traced:
     """One traced signature: ``op`` (an ``_FnOp`` over consts + inputs), ``consts`` (Tensors, no grad),
     ``out_tree`` (the structure of ``fn``'s result) and ``cacheable``."""
 
-    __slots__ = ("op", "consts", "out_tree", "cacheable", "_const_arrays")
+    __slots__ = ("op", "consts", "out_tree", "cacheable", "_jitted", "_const_arrays")
 
     def __call__(self, *tensors):
         return self.op(*self.consts, *tensors)
 
     def forward(self, *arrays):
-        return self.op._fwd[()](*self._const_arrays, *arrays)
+        return self._jitted(*self._const_arrays, *arrays)
 
 
 def trace(node_name, fn, arrays):
@@ -42,7 +42,8 @@ def trace(node_name, fn, arrays):
         return tuple(jax.core.eval_jaxpr(jaxpr, args[:nc], *args[nc:]))
 
     traced = Traced()
-    traced.op = _FnOp(node_name, replay, jax.jit(replay), nc + len(arrays), len(jaxpr.outvars))
+    traced._jitted = jax.jit(replay)
+    traced.op = _FnOp(node_name, replay, traced._jitted, nc + len(arrays), len(jaxpr.outvars))
     traced.op.diff = tuple(range(nc, nc + len(arrays)))  # the constants get no edge in the graph
     traced.consts = [_wrap(jnp.asarray(c)) for c in consts]
     traced._const_arrays = [c._data for c in traced.consts]
