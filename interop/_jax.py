@@ -5,7 +5,7 @@
     anywhere in those pytrees and returns Tensors in the same output structure. Per *signature* (input pytree
     structure, each array leaf's shape/dtype, the static values) ``fn`` is traced exactly once
     (``jax.make_jaxpr``); the forward is that jaxpr replayed under one ``jax.jit`` and the backward is one jitted
-    ``jax.vjp`` of it (built by torchlike's op table, ``torchlike.ops._registry._FnOp``), whose own backward is
+    ``jax.vjp`` of it (a traced op, ``torchlike.ops._traced``, as ``custom_op`` uses), whose own backward is
     again a ``jax.vjp``, so ``create_graph=True`` and derivatives of any order work. The node is named
     ``<name>Backward`` (``name`` defaults to ``fn.__name__``, ``"JaxOp"`` for a lambda), one node for the whole call with one edge per
     Tensor input leaf (in flattening order) and one output per array output leaf. Integer/bool outputs never
@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from torchlike._tensor import Tensor, _new, _wrap
-from torchlike.ops._registry import _FnOp
+from torchlike.ops import _traced
 
 __all__ = ["jax_op", "as_jax"]
 
@@ -76,11 +76,6 @@ def _is_array(x):
 
 
 # ----- jax_op -------------------------------------------------------------------------------------------------------
-class _Signature:
-    """One traced signature of a jax_op: the op (forward and backward jitted once) and the output structure."""
-    __slots__ = ("op", "consts", "out_tree")
-
-
 class _JaxOp:
     """The differentiable torchlike function made by ``jax_op`` (see the module docstring)."""
 
@@ -125,7 +120,7 @@ class _JaxOp:
                 from None
         if sig is None:
             sig = self._trace(key, tensors)
-        outs = sig.op(*sig.consts, *tensors)
+        outs = sig(*tensors)
         return jax.tree_util.tree_unflatten(sig.out_tree, outs)
 
     def _trace(self, key, tensors):
@@ -142,22 +137,8 @@ class _JaxOp:
                 args.append(statics[i] if i in statics else next(dyn))
             return fn(*args, **dyn_kw, **dict(static_kw))
 
-        closed, out_shape = jax.make_jaxpr(flat_fn, return_shape=True)(*[t._data for t in tensors])
-        out_leaves, out_tree = jax.tree_util.tree_flatten(out_shape)
-        jaxpr, consts = closed.jaxpr, list(closed.consts)
-        nc = len(consts)
-
-        # The closed-over constants are (non-differentiable) op inputs, not closure constants of the jitted functions (jax 0.10.2 may
-        # mis-dispatch those once they come from the persistent compilation cache).
-        def raw(*arrays):
-            return tuple(jax.core.eval_jaxpr(jaxpr, arrays[:nc], *arrays[nc:]))
-
-        sig = _Signature()
-        sig.op = _FnOp(self.name + "Backward", raw, jax.jit(raw), nc + len(tensors), len(out_leaves))
-        sig.op.diff = tuple(range(nc, nc + len(tensors)))  # the constants get no edge in the graph
-        sig.consts = [_wrap(jnp.asarray(c)) for c in consts]
-        sig.out_tree = out_tree
-        if not any(isinstance(c, jax.core.Tracer) for c in consts):  # never cache tracers of an outer trace
+        sig = _traced.trace(self.name + "Backward", flat_fn, [t._data for t in tensors])
+        if sig.cacheable:
             self._cache[key] = sig
         return sig
 

@@ -853,3 +853,46 @@ def test_legacy_output_differentiability_checks_match_torch():
             got = rec
         else:
             assert got == rec and rec[1][0][1].startswith("With output_differentiability=[True, True]. At idx 1")
+
+
+# ----- the package's structure: one traced-op mechanism, torch's pytree rules, the legacy module path -------------
+def test_custom_op_and_jax_op_share_the_traced_op():
+    from interop import jax_op
+    from torchlike.ops import _traced
+
+    @tl.library.custom_op(f"{ns()}::tsin", mutates_args=())
+    def tsin(x: tl.Tensor) -> tl.Tensor:
+        return jnp.sin(x) * 2.0
+    jsin = jax_op(lambda x: jnp.sin(x) * 2.0, name="jsin")
+    x = tl.tensor(X, requires_grad=True)
+    a, b = tsin(x), jsin(x)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
+    (compiled,), (sig,) = tsin._cache.values(), jsin._cache.values()
+    assert type(compiled.traced) is type(sig) is _traced.Traced
+    assert type(b.grad_fn) is sig.op.node_cls  # jax_op's node is its traced op's
+    assert type(compiled.traced.op) is type(sig.op)
+
+
+def test_library_pytree_flattens_as_torch():
+    import collections
+    from torch.utils import _pytree
+    import interop  # noqa: F401 - makes Tensor a JAX pytree node: torch's rules must still see a leaf
+    from torchlike.library import _pytree as tl_pytree
+    pair = collections.namedtuple("pair", "a b")
+    t1, t2 = tl.ones(2), tl.zeros(1)
+    trees = [([t1, None], (t2,), {"a": 3, "b": [None, 4.0]}, None, pair(5, [t1])),  # dict keys in sorted order:
+             (), [[], ()], None, t1, [1, (2, [3, {"k": None}])]]                     # JAX sorts them, torch not
+    for tree in trees:
+        leaves, spec = tl_pytree._tree_flatten(tree)
+        pt_leaves, pt_spec = _pytree.tree_flatten(tree)
+        assert len(leaves) == len(pt_leaves) and all(a is b for a, b in zip(leaves, pt_leaves))
+        assert tl_pytree._spec_repr(spec) == repr(pt_spec)
+        assert tl_pytree._tree_map(type, tree) == _pytree.tree_map(type, tree)
+        assert tl_pytree._tree_leaves(tree) == _pytree.tree_leaves(tree)
+
+
+def test_legacy_api_at_torchs_module_path():
+    from torchlike._custom_op.impl import CustomOp, custom_op
+    import torch._custom_op.impl as pt_impl
+    assert custom_op is tl.library._legacy_custom_op and CustomOp.__name__ == "_CustomOp"
+    assert hasattr(pt_impl, "custom_op") and hasattr(pt_impl, "CustomOp")
