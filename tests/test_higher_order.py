@@ -295,6 +295,9 @@ SPECIAL = {
     "elu_zero": (lambda m, x: PW.F(m).elu(x) + PW.F(m).elu(x * 1, inplace=True), [_Z]),
     "gelu_logsigmoid_zero": (lambda m, x: PW.F(m).gelu(x) * PW.F(m).logsigmoid(x), [_Z]),
     "hardtanh_bounds": (lambda m, x: PW.F(m).hardtanh(x, 0.0, 1.0), [_Z]),
+    "sinc_zero": (lambda m, x: m.sinc(x), [_Z]),
+    "logit_bounds": (lambda m, x: m.logit(x / 2), [_Z]),
+    "logit_eps_bounds": (lambda m, x: m.logit(x / 2, eps=0.25), [_Z]),
 }
 for _n, (_f, _a) in SPECIAL.items():
     _add("special", _n, _f, _a)

@@ -1,8 +1,7 @@
 """The package's layers import one way: data model -> ops -> engine -> public API (DESIGN.md).
 
-Read from the source with ``ast`` (nothing is imported): every module-level import of a torchlike module must
-point to the same layer or a lower one, and imports made inside functions are listed below, each with its reason,
-so the list can only shrink.
+Read from the source with ``ast`` (nothing is imported): every import of a torchlike module points to the same
+layer or a lower one, and none is made inside a function to dodge an import cycle.
 """
 import ast
 import pathlib
@@ -13,15 +12,6 @@ DATA, OPS, ENGINE, API = 0, 1, 2, 3
 _DATA_MODULES = {"torchlike._dtype", "torchlike._device", "torchlike._grad_mode", "torchlike._anomaly_mode",
                  "torchlike._tensor", "torchlike._tensor_str", "torchlike._graph", "torchlike.utils",
                  "torchlike.utils.hooks"}
-
-# Imports still made inside functions: (module, imported module) -> why.
-_DEFERRED = {
-    # Tensor methods that belong to higher layers; the op binding pass (issue 10, point 1) will attach them.
-    ("torchlike._tensor", "torchlike.ops.creation"): "Tensor(), .to(), .type() build tensors with ops",
-    ("torchlike._tensor", "torchlike.ops._views"): "detach() and .data share storage (views are ops)",
-    ("torchlike._tensor", "torchlike.autograd"): "Tensor.backward runs the engine",
-    ("torchlike._tensor", "torchlike._tensor_str"): "repr: printing reads values through ops",
-}
 
 
 def _layer(module):
@@ -77,19 +67,19 @@ def _imports():
     return found
 
 
-def test_module_level_imports_point_down():
-    wrong = [(m, t) for m, t, inside in _imports() if not inside and _layer(t) > _layer(m)]
+def test_imports_point_down():
+    wrong = [(m, t) for m, t, _ in _imports() if _layer(t) > _layer(m)]
     assert wrong == []
 
 
-def test_no_import_inside_a_function_but_the_listed_ones():
-    inside = {(m, t) for m, t, is_inside in _imports() if is_inside}
-    assert inside - set(_DEFERRED) == set()
+def test_no_import_inside_a_function():
+    assert [(m, t) for m, t, inside in _imports() if inside] == []
 
 
-def test_the_listed_deferred_imports_still_exist():
-    inside = {(m, t) for m, t, is_inside in _imports() if is_inside}
-    assert set(_DEFERRED) - inside == set()  # a fixed one leaves the list
+def test_the_data_model_and_the_ops_never_import_the_autograd_package():
+    # torchlike.autograd's __init__ imports the engine: a lower layer importing any module of it would cycle
+    low = [(m, t) for m, t, _ in _imports() if _layer(m) <= OPS and t.startswith("torchlike.autograd")]
+    assert low == []
 
 
 def test_layers_are_known():

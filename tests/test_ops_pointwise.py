@@ -82,6 +82,8 @@ UNARY = {  # name: (fn(lib, x), input)
     "round": (lambda m, x: m.round(x), A * 3), "round_decimals": (lambda m, x: m.round(x, decimals=2), A * 3),
     "trunc": (lambda m, x: m.trunc(x), A * 3), "frac": (lambda m, x: m.frac(x), A * 3),
     "clone": (lambda m, x: m.clone(x), A), "angle": (lambda m, x: m.angle(x), A),
+    "sinc": (lambda m, x: m.sinc(x), A), "logit": (lambda m, x: m.logit(x), (UNIT + 1) / 2),
+    "logit_eps": (lambda m, x: m.logit(x, eps=0.2), (UNIT + 1) / 2),
     "silu": (lambda m, x: F(m).silu(x), A), "gelu": (lambda m, x: F(m).gelu(x), A),
     "gelu_tanh": (lambda m, x: F(m).gelu(x, approximate="tanh"), A),
     "softplus": (lambda m, x: F(m).softplus(x), A * 10),
@@ -103,7 +105,7 @@ def test_unary(name, dtype):
 METHODS = ["abs", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "sin", "cos",
            "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "arcsin", "arccos",
            "arctan", "erf", "erfc", "sigmoid", "reciprocal", "relu", "sign", "sgn", "floor", "ceil", "round", "trunc",
-           "fix", "frac", "clone", "neg", "negative", "absolute", "angle", "positive"]
+           "fix", "frac", "clone", "neg", "negative", "absolute", "angle", "positive", "sinc", "logit"]
 
 
 def test_methods_match_functions():
@@ -117,7 +119,8 @@ def test_methods_match_functions():
 # in-place unary variants: y = x * 1 (a non-leaf), then y.op_() -> graph, version, value, gradient
 INPLACE_UNARY = ["neg_", "abs_", "exp_", "exp2_", "expm1_", "log_", "log1p_", "log2_", "log10_", "sqrt_", "rsqrt_",
                  "square_", "sin_", "cos_", "tan_", "tanh_", "sinh_", "cosh_", "asin_", "acos_", "atan_", "erf_", "erfc_",
-                 "sigmoid_", "reciprocal_", "relu_", "sign_", "sgn_", "floor_", "ceil_", "round_", "trunc_", "frac_"]
+                 "sigmoid_", "reciprocal_", "relu_", "sign_", "sgn_", "floor_", "ceil_", "round_", "trunc_", "frac_",
+                 "sinc_", "logit_"]
 
 
 @pytest.mark.parametrize("name", INPLACE_UNARY)
@@ -157,10 +160,26 @@ def test_inplace_without_derivative():
             out_tl.sum().backward()
 
 
+def test_unary_out():
+    """``out=``: the result written into ``out`` (cast to its dtype), no autograd through it, torch's error when an
+    input requires grad."""
+    for name in ["sin", "exp", "sinc", "logit", "floor"]:
+        x, t = tl.tensor((UNIT + 1) / 2), torch.tensor((UNIT + 1) / 2)
+        o, ot = tl.zeros(3, 4, dtype=tl.float64), torch.zeros(3, 4, dtype=torch.float64)
+        assert getattr(tl, name)(x, out=o) is o
+        getattr(torch, name)(t, out=ot)
+        assert_same(o, ot)
+    x = tl.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^sin\(\): functions with out=\.\.\. arguments don't support automatic"):
+        tl.sin(x, out=tl.zeros(3, 4))
+    with pytest.raises(RuntimeError, match=r"^sin\(\): functions with out=\.\.\. arguments don't support automatic"):
+        torch.sin(torch.tensor(A, requires_grad=True), out=torch.zeros(3, 4))
+
+
 def test_unary_on_integers_and_0d():
     i = np.array([[-2, 0, 3]], dtype=np.int64)
     for name in ["exp", "sqrt", "sigmoid", "abs", "neg", "relu", "sign", "floor", "round", "trunc", "reciprocal",
-                 "angle", "sin", "square"]:
+                 "angle", "sin", "square", "sinc", "logit"]:
         assert_same(getattr(tl, name)(tl.tensor(i)), getattr(torch, name)(torch.tensor(i)))
     for name in ["exp", "tanh", "abs", "sqrt", "relu"]:  # 0-d tensors
         check(lambda m, x: getattr(m, name)(x), np.float32(1.5))

@@ -21,6 +21,8 @@ from ._grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
 from ._anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
 from . import ops  # noqa: E402
+from .ops import _bind  # noqa: E402
+_bind.bind()  # the op declarations' Tensor methods and the op modules' public names (before they are re-exported)
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.creation import tensor, as_tensor, from_numpy, manual_seed  # noqa: E402,F401
 from .ops.pointwise import *  # noqa: E402,F401,F403

@@ -3,7 +3,8 @@
 In-place ops rebind ``_data`` and bump the version counter. Rarely used fields (hooks, grad, the
 version counter itself) are class-level defaults, so a fresh tensor costs one object and one
 attribute; the version counter is made on first need (saved for backward, mutated, or viewed).
-The math methods (``sin``, ``__add__``, ...) are attached by the op modules in ``torchlike.ops``.
+Methods that need ops or the engine (``sin``, ``__add__``, ``to``, ``detach``, ``backward``, ``Tensor(data)``,
+...) are declared where they are implemented and bound by the one binding pass (``torchlike/ops/_bind.py``).
 """
 import warnings
 import weakref
@@ -13,6 +14,7 @@ import numpy as np
 from . import _dtype
 from . import _grad_mode as _gm
 from ._device import _device_of
+from ._tensor_str import _str
 from .utils.hooks import _add_hook, _Hooks
 
 _new = object.__new__
@@ -87,15 +89,6 @@ class Tensor:
     _is_inference = False
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
-
-    def __new__(cls, *args, **kwargs):
-        # torch.Tensor(data) / torch.Tensor(*sizes): a float32 tensor (default dtype).
-        from .ops.creation import tensor as _tensor_fn, empty
-        if len(args) == 1 and not isinstance(args[0], int):
-            if isinstance(args[0], Tensor):
-                return args[0]
-            return _tensor_fn(args[0], dtype=_dtype.get_default_dtype())
-        return empty(*(args or (0,)), dtype=_dtype.get_default_dtype())
 
     # ----- autograd metadata -------------------------------------------------------------
     @property
@@ -234,16 +227,6 @@ class Tensor:
             self._post_acc_hooks = _Hooks()
         return _add_hook(self._post_acc_hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (see torchlike.autograd.backward)."""
-        from .autograd import backward  # the engine sits above the data model
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def detach(self):
-        """A tensor sharing storage and version counter with self, with no history (not a view)."""
-        from .ops._views import _detach_alias
-        return _detach_alias(self, _wrap(self._data))
-
     def _is_view(self):
         return self._base is not None
 
@@ -259,24 +242,6 @@ class Tensor:
         self._output_nr = 0
         self._fw_tangent = None  # torch drops the forward-mode tangent too
         return self
-
-    @property
-    def data(self):
-        """A tensor sharing self's storage with no history; unlike detach(), with its own version counter
-        (so ``p.data.add_(...)`` changes ``p`` without autograd noticing, as in torch)."""
-        from .ops._views import _join, _storage_of
-        t = _wrap(self._data)
-        _join(t, _storage_of(self), self._sgeom)
-        return t
-
-    @data.setter
-    def data(self, value):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        self._data = value._data
-        if self._storage is not None:  # self now has its own storage; its old views keep the old one
-            self._storage.members = [r for r in self._storage.members if r() is not self]
-            self._storage = self._sgeom = None
 
     # ----- array metadata ----------------------------------------------------------------
     # jax's Array.shape/.dtype/.ndim are slow Python properties; the aval (a ShapedArray) is cheap to read
@@ -443,7 +408,6 @@ class Tensor:
         return self._scalar(complex)
 
     def __repr__(self):
-        from ._tensor_str import _str
         return _str(self)
 
     __str__ = __repr__
@@ -481,21 +445,11 @@ class Tensor:
         memo[id(self)] = t
         return t
 
-    def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``: a differentiable copy or self."""
-        from .ops.creation import _to
-        return _to(self, *args, **kwargs)
-
     def cpu(self):
         return self.to("cpu")
 
     def cuda(self, device=None):
         return self.to("cuda" if device is None else device)
-
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        """``type()``: torch's legacy type string ('torch.FloatTensor'); ``type(dtype or string)``: a cast."""
-        from .ops.creation import _type
-        return _type(self, dtype, non_blocking, **kwargs)
 
     def float(self):
         return self.to(_dtype.float32)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._graph import grad_accumulator, gradient_edge
 from .._tensor import Tensor as _Tensor, Size as _Size, _wrap
+from ..ops._bind import public
 from ..ops.creation import zeros_like as _zeros_like
 from ._batched import _batched_grad
 from . import graph
@@ -214,6 +215,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _warned_create_graph.append(True)
         warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)
     _run_backward(roots, grads, retain_graph, create_graph, inputs=edges, accumulate_grad=True)
+
+
+@public(name="backward", function=False)
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward: accumulate d(self)/d(leaf) into the leaves' ``.grad`` (see ``backward``)."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import torchlike as _tl
 
 from .. import _grad_mode as _gm
+from . import forward_ad as fwAD
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -291,7 +292,6 @@ def _jacfwd(func, inputs, strict, vectorize):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                   "only implemented for `vectorize=True`.")
-    from . import forward_ad as fwAD
     wrap = _tl._tensor._wrap
     numels = tuple(inp.numel() for inp in inputs)
     info = []  # filled while tracing: (outputs were a tuple, output shapes)

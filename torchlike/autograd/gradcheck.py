@@ -22,6 +22,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import autograd as _autograd  # the package, still being initialised here: grad() is read at call time
+from .._dtype import _from_np
+from .._tensor import Tensor, _wrap
+from ..ops._views import _write
+from ..ops.creation import rand, randn_like, zeros_like
+from . import forward_ad as fwAD
+from .engine import _run_backward
+
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
@@ -30,13 +38,8 @@ class GradcheckError(RuntimeError):
 
 
 # ----- small helpers -------------------------------------------------------------------------------------
-def _Tensor():
-    from .._tensor import Tensor  # lazily: torchlike._tensor imports this package
-    return Tensor
-
-
 def _is_tensor(x):
-    return isinstance(x, _Tensor())
+    return isinstance(x, Tensor)
 
 
 def _as_tuple(x):
@@ -65,7 +68,6 @@ def _np(t):
 
 def _show(a):
     """A NumPy array as a torchlike Tensor, for torch's messages (which print tensors)."""
-    from .._tensor import _wrap
     return _wrap(jnp.asarray(a))
 
 
@@ -88,7 +90,6 @@ def _set_data(t, array):
     if t._storage is None:
         t._data = array
     else:  # t shares storage with views or aliases: they see the new values too
-        from ..ops._views import _write
         _write(t, array)
 
 
@@ -115,7 +116,6 @@ def _check_same_dtype_and_shape(out1, out2, eps, idx=None):
 
 def _outputs_snapshot(fn, inputs):
     """Call fn; its outputs' current arrays (torch clones them: the input may be returned and then moved)."""
-    from .._tensor import _wrap
     return [_wrap(o._data) for o in _as_tuple(fn(*inputs))]
 
 
@@ -191,9 +191,7 @@ If the test
 
 def _vjp_rows(output, diff_inputs, grad_outputs):
     """One autograd.grad per grad_output: rows[j][i] is the gradient (Tensor or None) for input i."""
-    from . import grad
-    from .._tensor import _wrap
-    return [grad(output, diff_inputs, _wrap(jnp.asarray(g)), retain_graph=True, allow_unused=True)
+    return [_autograd.grad(output, diff_inputs, _wrap(jnp.asarray(g)), retain_graph=True, allow_unused=True)
             for g in grad_outputs]
 
 
@@ -422,8 +420,6 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
 def _forward_jacobian(fn, inputs, outputs, *, check_grad_dtypes=False, all_u=None):
     """Per input requiring grad, per float/complex output: the Jacobian from forward-mode AD, column by column
     (one jvp per input element), or the single column J u when ``all_u`` is given."""
-    from . import forward_ad as fwAD
-    from .._tensor import _wrap
     diff_pos = [p for p, t in enumerate(inputs) if _is_tensor(t) and t.requires_grad]
     if any(inputs[p].is_complex() for p in diff_pos):
         raise ValueError("Expected inputs to be non-complex for _get_analytical_jacobian_forward_ad.")
@@ -455,11 +451,8 @@ def _forward_jacobian(fn, inputs, outputs, *, check_grad_dtypes=False, all_u=Non
 
 def _test_undefined_forward_mode(func, outputs, inputs):
     """Tangents that are absent must behave as zero tangents."""
-    from . import forward_ad as fwAD
-    from ..ops.creation import zeros_like
     diff_pos = [p for p, t in enumerate(inputs) if _is_tensor(t) and t.requires_grad]
     _, all_u = _make_vectors([inputs[p] for p in diff_pos], outputs, True)
-    from .._tensor import _wrap
     with fwAD.dual_level():
         duals = list(inputs)
         for p, u in zip(diff_pos, all_u):
@@ -586,9 +579,6 @@ in the codebase for an explanation of how to fix this.
 
 def _test_batched_grad(inputs, output, output_idx):
     """vjps of a batch of grad_outputs (autograd.grad(is_grads_batched=True)) equal the vjps one by one."""
-    from . import grad
-    from ..ops.creation import randn_like
-    from .._tensor import _wrap
     diff = _diff_inputs(inputs)
 
     def fill(results, batch=()):
@@ -596,11 +586,11 @@ def _test_batched_grad(inputs, output, output_idx):
                 for g, i in zip(results, diff)]
 
     grad_outputs = [randn_like(output.detach()) for _ in range(2)]
-    expected = [fill(grad(output, diff, g, retain_graph=True, allow_unused=True)) for g in grad_outputs]
+    expected = [fill(_autograd.grad(output, diff, g, retain_graph=True, allow_unused=True)) for g in grad_outputs]
     expected = [np.stack(shards) for shards in zip(*expected)]
     stacked = _wrap(jnp.stack([g._data for g in grad_outputs]))
     try:
-        result = fill(grad(output, diff, stacked, retain_graph=True, allow_unused=True, is_grads_batched=True),
+        result = fill(_autograd.grad(output, diff, stacked, retain_graph=True, allow_unused=True, is_grads_batched=True),
                       (2,))
     except RuntimeError as ex:
         raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG}") from ex
@@ -612,12 +602,10 @@ def _test_batched_grad(inputs, output, output_idx):
 
 def _test_backward_mul_by_grad_output(outputs, inputs, masked):
     """Zero grad_outputs must give zero gradients of the inputs' type and size."""
-    from . import grad
-    from ..ops.creation import zeros_like
     diff = _diff_inputs(inputs)
     if not diff:
         raise GradcheckError("no Tensors requiring grad found in input")
-    grads = grad(outputs, diff, [zeros_like(o.detach()) for o in outputs], allow_unused=True)
+    grads = _autograd.grad(outputs, diff, [zeros_like(o.detach()) for o in outputs], allow_unused=True)
     for gi, di in zip(grads, diff):
         if gi is None:
             continue
@@ -639,9 +627,6 @@ def _test_backward_mul_by_grad_output(outputs, inputs, masked):
 def _test_undefined_backward_mode(func, outputs, inputs):
     """Backward must accept undefined output gradients (here: None roots, torchlike's undefined gradient) and
     then give undefined or zero input gradients."""
-    from . import _input_edges, _roots
-    from .engine import _run_backward
-    from ..ops.creation import zeros_like
     diff = _diff_inputs(inputs)
     if not diff:
         raise GradcheckError("no Tensors requiring grad found in input")
@@ -655,7 +640,8 @@ def _test_undefined_backward_mode(func, outputs, inputs):
     def check(outs, undefined):
         grads = [None if u else zeros_like(o.detach()) for o, u in zip(outs, undefined)]
         try:
-            grads_input = _run_backward(_roots(outs, grads), grads, False, False, inputs=_input_edges(diff, False),
+            grads_input = _run_backward(_autograd._roots(outs, grads), grads, False, False,
+                                        inputs=_autograd._input_edges(diff, False),
                                         accumulate_grad=False, allow_unused=True)
         except RuntimeError as e:
             warn_bc_breaking()
@@ -764,9 +750,6 @@ Expected:
 
 def _test_batched_grad_forward_ad(func, inputs):
     """jvps of a batch of tangents (``jax.vmap`` over the tangent) equal the jvps one by one."""
-    from . import forward_ad as fwAD
-    from ..ops.creation import randn_like
-    from .._tensor import _wrap
     for input_idx, current in enumerate(inputs):
         if not (_is_tensor(current) and current.requires_grad):
             continue
@@ -813,7 +796,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
     if check_batched_grad and not check_rev_over_rev:
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
-    from . import grad
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*inputs))
@@ -832,7 +814,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         gos = tuple(x.requires_grad_() if i in diff_grad_output_idx else x
                     for i, x in enumerate(args[-num_outputs:]))
         diff_args = tuple(x for i, x in enumerate(input_args) if i in diff_input_idx)
-        grad_inputs = grad(outputs, diff_args, gos, create_graph=True, allow_unused=True)
+        grad_inputs = _autograd.grad(outputs, diff_args, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grad_inputs if g is not None)
 
     return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
@@ -845,14 +827,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 def _random_grad_output(out, noncontiguous):
     """Uniform in [-1, 1) like ``out`` (torch.testing.make_tensor), from torchlike's global RNG; with
     ``noncontiguous`` a strided view, as make_tensor makes it."""
-    from .. import rand
-    from .._tensor import _wrap
     dt = out._data.dtype if out._data.dtype.kind in "fcV" else np.dtype(np.float64)
     shape = tuple(out.shape)
     wide = noncontiguous and out.numel() > 1
     full = shape[:-1] + (shape[-1] * 2,) if wide else shape
     real = _real_dtype(dt)
-    from .._dtype import _from_np
     data = rand(*full, dtype=_from_np(real))._data * 2 - 1
     if dt.kind == "c":
         data = data + 1j * (rand(*full, dtype=_from_np(real))._data * 2 - 1)

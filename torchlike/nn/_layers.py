@@ -15,11 +15,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import _wrap
 from .. import _grad_mode as _gm
+from .._tensor import _wrap
 from ..ops import _views, linalg as _linalg, shape as _shape
 from ..ops._registry import op, _apply
+from ..ops.creation import zeros
 from ..ops.linalg import _CPP_NAMES, _word
+from . import functional as F  # functional imports this module at its end: its names are read at call time
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding",
            "scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -730,7 +732,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     """torch's _scaled_dot_product_attention_math, op by op."""
-    from . import functional as F
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     root = math.sqrt(abs(s))
     q = _apply(F._mul_scalar, (query,), (-root if s < 0 else root,))
@@ -805,30 +806,28 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 
 def _in_projection_packed(q, k, v, w, b):
-    from .functional import linear
     E = q.size(-1)
     if k is v:
         if q is k:
-            proj = linear(q, w, b).unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+            proj = F.linear(q, w, b).unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
             return proj[0], proj[1], proj[2]
         w_q, w_kv = w.split([E, E * 2])
         b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
-        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
-        return linear(q, w_q, b_q), kv[0], kv[1]
+        kv = F.linear(k, w_kv, b_kv).unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+        return F.linear(q, w_q, b_q), kv[0], kv[1]
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
-    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
 
 
 def _in_projection(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v):
-    from .functional import linear
     Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
     for name, t, shape in (("query weights", w_q, (Eq, Eq)), ("key weights", w_k, (Eq, Ek)),
                            ("value weights", w_v, (Eq, Ev)), ("query bias", b_q, (Eq,)), ("key bias", b_k, (Eq,)),
                            ("value bias", b_v, (Eq,))):
         if t is not None and tuple(t.shape) != shape:
             raise AssertionError(f"expecting {name} shape of {shape}, but got {t.shape}")
-    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
 
 
 def _mask_pad(mask):
@@ -844,8 +843,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  is_causal=False):
     """torch.nn.functional.multi_head_attention_forward on (L, N, E) / unbatched (L, E) inputs, composed of
     torchlike ops as torch composes it (bmm + softmax with need_weights, else scaled_dot_product_attention)."""
-    from .functional import dropout, linear
-    from ..ops.creation import zeros
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -926,9 +923,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             weights = _linalg.bmm(q_scaled, k.transpose(-2, -1))
         weights = weights.softmax(-1)
         if dropout_p > 0.0:
-            weights = dropout(weights, p=dropout_p)
+            weights = F.dropout(weights, p=dropout_p)
         out = _linalg.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -945,5 +942,5 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     v = v.view(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
     return (out.squeeze(1) if not batched else out), None

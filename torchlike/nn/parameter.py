@@ -1,5 +1,6 @@
 """Parameter and Buffer: the Tensor kinds a Module registers automatically, as torch.nn.parameter."""
 from .._tensor import Tensor, _differentiable_dtype
+from ..ops.creation import empty, tensor
 
 __all__ = ["Parameter", "Buffer", "is_lazy"]
 
@@ -7,7 +8,6 @@ __all__ = ["Parameter", "Buffer", "is_lazy"]
 def _alias(data, cls):
     """A history-free alias of ``data`` (shares storage and version counter, like torch's _make_subclass)."""
     if data is None:
-        from ..ops.creation import empty
         data = empty(0)
     t = data.detach()
     t.__class__ = cls
@@ -45,7 +45,6 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(cls, array, requires_grad):
-    from ..ops.creation import tensor
     return cls(tensor(array), requires_grad)
 
 

@@ -10,7 +10,14 @@
 
 ``attrs=("dim", "keepdim", "self_sym_sizes")`` names the non-tensor ``_saved_*`` attributes torch shows for
 the node (static arguments, and input sizes as ``<input>_sym_sizes``); ``unsigned=("dim",)`` shows negative
-ints as torch does for its int64 fields (-1 reads 18446744073709551615).
+ints as torch does for its int64 fields (-1 reads 18446744073709551615). ``saved={name: fget}`` gives the node
+torch's ``_saved_<name>`` where it differs from what the table saves (``fget(node, saved)``, ``saved`` the
+table's saved values by name; ``None`` hides a table name torch does not show), e.g. a Python number torch saves
+as a Scalar. ``const_grads=True`` (or the positions of some gradients) says torch's formula for those gradients
+is a constant: under create_graph they carry no history, so a further derivative stops there, as in torch
+(``const_when(node)``: only for some nodes).
+
+The public functions, Tensor methods and in-place variants of ops are declared with ``_bind.public``.
 
 From a declaration the table builds:
 - the forward, ``jax.jit``-compiled once per tuple of static arguments (dict lookup on the hot path);
@@ -72,17 +79,21 @@ class _OpNode(Node):
                     t._data = o
                     o = t
                 outs.append(o)
-        if len(outs) == len(mask):  # every edge got a gradient slot
-            return outs
-        it = iter(outs)
-        return [next(it) if m else None for m in mask]
+        if len(outs) != len(mask):  # slots only for the edges that need a gradient
+            it = iter(outs)
+            outs = [next(it) if m else None for m in mask]
+        if op.const_grads is not None and _gm._state.grad_enabled and (op.const_when is None or op.const_when(self)):
+            # torch's formula for these gradients is a constant (zeros_like(grad)): under create_graph they carry
+            # no history, so a further derivative stops as in torch
+            outs = [o if o is None or k not in op.const_grads else _wrap(o._data) for k, o in enumerate(outs)]
+        return outs
 
 
 class OpDef:
     """One entry of the op table (see the module docstring)."""
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
-                 tuple_out=None, attrs=(), unsigned=()):
+                 tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -110,12 +121,23 @@ class OpDef:
         self.backward = None
         self._fwd = {}
         self._bwd = {}
+        n_grads = len(self.diff)
+        self.const_grads = (tuple(range(n_grads)) if const_grads is True else const_grads)
+        self.const_when = const_when
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
+        getters = {}
         for i, (name, *_) in enumerate(self.saves):
+            getters[name] = _saved_property(i).fget
             props["_saved_" + name] = _saved_property(i)
             props["_raw_saved_" + name] = _raw_saved_property(i)
         for name in attrs:
             props["_saved_" + name] = self._attr_property(name, name in unsigned)
+        for name, fget in (saved or {}).items():  # torch's own _saved_<name> where the table's differs
+            if fget is None:
+                del props["_saved_" + name]
+            else:
+                props["_saved_" + name] = property(
+                    lambda node, f=fget: f(node, {n: g(node) for n, g in getters.items()}))
         self.node_cls = type(node_name, (_OpNode,), props)
 
     def _attr_property(self, name, unsigned):
@@ -215,10 +237,10 @@ class OpDef:
         return compiled
 
 
-def op(node_name, save=None, nondiff=(), outputs=("result",), attrs=(), unsigned=()):
-    """Decorator declaring a table op from its JAX forward (see the module docstring)."""
+def op(node_name, **options):
+    """Decorator declaring a table op from its JAX forward (see the module docstring; options as OpDef's)."""
     def deco(forward):
-        return OpDef(node_name, forward, save=save, nondiff=nondiff, outputs=outputs, attrs=attrs, unsigned=unsigned)
+        return OpDef(node_name, forward, **options)
     return deco
 
 

@@ -22,8 +22,9 @@ import jax.numpy as jnp
 
 from .. import _grad_mode as _gm
 from .._graph import Node, _seq_counter
-from .._tensor import _contiguous_strides, _wrap
+from .._tensor import Tensor, _contiguous_strides, _wrap
 from ._registry import op, _apply
+from ._bind import public
 from ._record import new_node, record
 
 
@@ -67,6 +68,26 @@ def _detach_alias(t, out):
     _join(out, _storage_of(t), t._sgeom)
     out._vc = t._version_counter()
     return out
+
+
+def _get_data(self):
+    """A tensor sharing self's storage with no history; unlike detach(), with its own version counter
+    (so ``p.data.add_(...)`` changes ``p`` without autograd noticing, as in torch)."""
+    t = _wrap(self._data)
+    _join(t, _storage_of(self), self._sgeom)
+    return t
+
+
+def _set_data(self, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+    self._data = value._data
+    if self._storage is not None:  # self now has its own storage; its old views keep the old one
+        self._storage.members = [r for r in self._storage.members if r() is not self]
+        self._storage = self._sgeom = None
+
+
+public(_get_data, name="data", function=False, method=property(_get_data, _set_data))
 
 
 # ----- reading and writing through a geometry ------------------------------------------------------------

@@ -21,14 +21,8 @@ from .. import _dtype
 from .._device import device as _device_cls, _as_device
 from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._registry import op, _apply
-from .pointwise import _constant_grads
-from ._util import _methods
+from ._bind import public
 from ._views import _commit
-
-__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
-           "empty_like", "full_like", "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed", "rand",
-           "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "Generator",
-           "default_generator"]
 
 _CANT_REQUIRE = "Only Tensors of floating point and complex dtype can require gradients"
 _MAX_DIMS = 64
@@ -307,6 +301,7 @@ def _from_data(data, dtype):
         return np.array(_nested(data, sizes, 0, d), dtype=d._np).reshape(sizes)
 
 
+@public(method=False)
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data`` (dtype inferred as torch does)."""
     arr = _from_data(data, _dtype.to_dtype(dtype))
@@ -314,6 +309,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     return _finish(jnp.asarray(arr), device, requires_grad)
 
 
+@public(method=False)
 def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor: a Tensor is returned as is, or converted (differentiably) with ``to``."""
     if isinstance(data, Tensor):
@@ -321,6 +317,7 @@ def as_tensor(data, dtype=None, device=None):
     return _finish(jnp.asarray(_from_data(data, _dtype.to_dtype(dtype))), device, False)
 
 
+@public(method=False)
 def from_numpy(ndarray):
     """A tensor with the array's dtype and values (a copy: JAX arrays cannot alias NumPy memory)."""
     if not isinstance(ndarray, np.ndarray):
@@ -343,9 +340,9 @@ def _factory(name, fill):
     return make
 
 
-zeros = _factory("zeros", jnp.zeros)
-ones = _factory("ones", jnp.ones)
-empty = _factory("empty", jnp.zeros)
+zeros = public(_factory("zeros", jnp.zeros), method=False)
+ones = public(_factory("ones", jnp.ones), method=False)
+empty = public(_factory("empty", jnp.zeros), method=False)
 zeros.__doc__ = "Tensor of zeros: ``zeros(*size, dtype=None, device=None, requires_grad=False)``."
 ones.__doc__ = "Tensor of ones: ``ones(*size, dtype=None, device=None, requires_grad=False)``."
 empty.__doc__ = "Tensor of the given size (filled with zeros: JAX has no uninitialised memory)."
@@ -369,6 +366,7 @@ def _full(shape, value, dtype, device, requires_grad, out=None):
     return _finish(jnp.full(shape, value, d._np), device, requires_grad, out)
 
 
+@public(method=False)
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
          requires_grad=False):
     """Tensor filled with ``fill_value``; the dtype is inferred from the value when not given."""
@@ -387,11 +385,12 @@ def _like(factory):
     return make
 
 
-zeros_like = _like(zeros)
-ones_like = _like(ones)
-empty_like = _like(empty)
+zeros_like = public(_like(zeros), method=False)
+ones_like = public(_like(ones), method=False)
+empty_like = public(_like(empty), method=False)
 
 
+@public(method=False)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """``full`` with the shape, dtype and device of ``input``."""
     value = _fill_scalar(fill_value, "full_like")
@@ -444,6 +443,7 @@ def _kernel_fill(n, itemsize, scalar, vector):
     return np.concatenate([head, scalar(idx[nvec:])])
 
 
+@public(method=False)
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
            requires_grad=False):
     """Values from start to end (exclusive) by step; int64 unless a bound is a float (torch's arithmetic)."""
@@ -516,6 +516,7 @@ def _linspace_values(a0, a1, steps, d):
         return np.where(i < half, fma(st, i, a0), fma(-st, steps - 1 - i, a1)).astype(d._np)
 
 
+@public(method=False)
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
              requires_grad=False):
     """``steps`` evenly spaced values from start to end (torch's symmetric formula)."""
@@ -541,6 +542,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _finish(jnp.asarray(values), device, requires_grad, out)
 
 
+@public(method=False)
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
     """2-D tensor with ones on the diagonal: ``eye(n)`` or ``eye(n, m)``."""
     for name, pos, v in (("n", 1, n), ("m", 2, m)):
@@ -557,6 +559,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
 _DEFAULT_SEED = 67280421310721  # torch's default_generator seed
 
 
+@public(method=False)
 class Generator:
     """torch.Generator over a JAX PRNG key: ``manual_seed``, ``seed``, ``initial_seed``, ``get_state``."""
 
@@ -613,19 +616,22 @@ class Generator:
         return key
 
 
-default_generator = Generator()
+default_generator = public(Generator(), name="default_generator", method=False)
 
 
+@public(method=False)
 def manual_seed(seed):
     """Reset the global generator so later random draws are reproducible; returns it."""
     return default_generator.manual_seed(seed)
 
 
+@public(method=False)
 def seed():
     """Seed the global generator non-deterministically; returns the seed."""
     return default_generator.seed()
 
 
+@public(method=False)
 def initial_seed():
     """The seed the global generator was last seeded with."""
     return default_generator.initial_seed()
@@ -656,8 +662,9 @@ def _uniform(key, shape, np_dtype):
     return jax.random.uniform(key, shape, np_dtype)
 
 
-rand = _random_float("rand", "check_uniform_bounds", _uniform)
-randn = _random_float("randn", "normal_kernel_cpu", lambda k, s, d: jax.random.normal(k, s, d))
+rand = public(_random_float("rand", "check_uniform_bounds", _uniform), method=False)
+randn = public(_random_float("randn", "normal_kernel_cpu", lambda k, s, d: jax.random.normal(k, s, d)),
+               method=False)
 rand.__doc__ = "Uniform samples in [0, 1) (complex: real and imaginary parts each)."
 randn.__doc__ = "Standard normal samples (complex: variance 1 split between real and imaginary parts)."
 
@@ -674,6 +681,7 @@ def _randint_bounds(low, high, d):
             raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
+@public(method=False)
 def randint(*args, size=None, low=None, high=None, generator=None, out=None, dtype=None, layout=None,
             device=None, pin_memory=False, requires_grad=False):
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
@@ -702,6 +710,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     return _finish(arr, device, requires_grad, out)
 
 
+@public(method=False)
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
              requires_grad=False):
     """A random permutation of 0..n-1."""
@@ -725,10 +734,11 @@ def _like_random(factory):
     return make
 
 
-rand_like = _like_random(rand)
-randn_like = _like_random(randn)
+rand_like = public(_like_random(rand), method=False)
+randn_like = public(_like_random(randn), method=False)
 
 
+@public(method=False)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None):
     """``randint`` with the shape, dtype and device of ``input``: ``randint_like(x, high)`` or ``(x, low, high)``."""
@@ -744,17 +754,18 @@ def _normal_zero_grads(grad, **shapes):
     return tuple(jnp.zeros(shapes[k], grad.dtype) for k in ("mean_shape", "std_shape") if k in shapes)
 
 
-@op("NormalBackward1", save=(), nondiff=("eps",), attrs=("mean_sym_sizes",))
+# torch's zeros carry no history under create_graph (const_grads)
+@op("NormalBackward1", save=(), nondiff=("eps",), attrs=("mean_sym_sizes",), const_grads=True)
 def _normal_tf(mean, eps, *, std):
     return mean + eps * jnp.asarray(std, mean.dtype)
 
 
-@op("NormalBackward2", save=(), nondiff=("eps",), attrs=("std_sym_sizes",))
+@op("NormalBackward2", save=(), nondiff=("eps",), attrs=("std_sym_sizes",), const_grads=True)
 def _normal_ft(std, eps, *, mean):
     return jnp.asarray(mean, std.dtype) + eps * std
 
 
-@op("NormalBackward3", save=(), nondiff=("eps",), attrs=("mean_sym_sizes", "std_sym_sizes"))
+@op("NormalBackward3", save=(), nondiff=("eps",), attrs=("mean_sym_sizes", "std_sym_sizes"), const_grads=True)
 def _normal_tt(mean, std, eps):
     return mean + eps * std
 
@@ -763,10 +774,9 @@ _normal_tf.derivative(lambda grad, mean_shape: _normal_zero_grads(grad, mean_sha
 _normal_ft.derivative(lambda grad, std_shape: _normal_zero_grads(grad, std_shape=std_shape))
 _normal_tt.derivative(lambda grad, mean_shape, std_shape: _normal_zero_grads(grad, mean_shape=mean_shape,
                                                                              std_shape=std_shape))
-for _e in (_normal_tf, _normal_ft, _normal_tt):
-    _constant_grads(_e)  # torch's zeros carry no history under create_graph
 
 
+@public(method=False)
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            pin_memory=False, requires_grad=False):
     """Normal samples: ``normal(mean_tensor, std)``, ``normal(mean, std_tensor)``, ``normal(mean, std, size)``."""
@@ -796,6 +806,7 @@ def _new_opts(self, dtype, device):
             device if device is not None else self.device)
 
 
+@public(name="new_tensor", function=False)
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A new leaf from ``data`` with this tensor's dtype and device unless given."""
     d, dev = _new_opts(self, dtype, device)
@@ -816,6 +827,7 @@ def _new_filled(factory):
     return method
 
 
+@public(name="new_full", function=False)
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     """``full`` with this tensor's dtype and device unless given."""
@@ -825,6 +837,7 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
     return _full(_size((size,), "new_full"), _fill_scalar(fill_value, "new_full"), d, dev, requires_grad)
 
 
+@public(name="new", function=False)
 def _new(self, *args, device=None):
     """Legacy ``x.new(...)``: ``new()``, ``new(*sizes)``, ``new(data)`` or ``new(tensor)`` with x's dtype."""
     if len(args) == 1 and isinstance(args[0], Tensor):
@@ -836,8 +849,9 @@ def _new(self, *args, device=None):
     return empty(*(args or (0,)), dtype=self.dtype, device=device if device is not None else self.device)
 
 
-_methods(new_tensor=_new_tensor, new_zeros=_new_filled(zeros), new_ones=_new_filled(ones),
-         new_empty=_new_filled(empty), new_full=_new_full, new=_new)
+public(_new_filled(zeros), name="new_zeros", function=False)
+public(_new_filled(ones), name="new_ones", function=False)
+public(_new_filled(empty), name="new_empty", function=False)
 
 
 # ----- dtype / device casts ---------------------------------------------------------------------------------
@@ -923,6 +937,7 @@ def _parse_to(args, kwargs):
     return _as_device(device), _dtype.to_dtype(dtype), flags["copy"]
 
 
+@public(name="to", function=False)
 def _to(self, *args, **kwargs):
     """Tensor.to: self when nothing changes (and copy=False), else a ToCopyBackward0 copy."""
     device, dtype, copy = _parse_to(args, kwargs)
@@ -951,6 +966,7 @@ _LEGACY_TYPES = {f"torch.{v}Tensor": k for k, v in _dtype._SCALAR_TYPE.items()}
 _LEGACY_TYPES.update({f"torchlike.{v}Tensor": k for k, v in _dtype._SCALAR_TYPE.items()})
 
 
+@public(name="type", function=False)
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     """``type()``: the legacy type string ('torch.FloatTensor'); ``type(dtype or string)``: a cast."""
     if dtype is None:
@@ -960,3 +976,15 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _LEGACY_TYPES[dtype]
     return _to(self, _dtype.to_dtype(dtype), non_blocking)
+
+
+def _tensor_new(cls, *args, **kwargs):
+    """torch.Tensor(data) / torch.Tensor(*sizes): a tensor of the default dtype."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        if isinstance(args[0], Tensor):
+            return args[0]
+        return tensor(args[0], dtype=_dtype.get_default_dtype())
+    return empty(*(args or (0,)), dtype=_dtype.get_default_dtype())
+
+
+public(_tensor_new, name="__new__", function=False, method=staticmethod(_tensor_new))

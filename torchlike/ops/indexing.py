@@ -26,12 +26,8 @@ from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
 from ._views import _view_apply
-from .pointwise import _constant_grads
-from ._util import _methods, _torch_only_saved
+from ._bind import public
 from .shape import _select, _select_raw, _slice, _slice_raw, _unsqueeze, _alias
-
-__all__ = ["index_select", "gather", "scatter", "scatter_add", "index_add", "masked_fill", "masked_select",
-           "take_along_dim", "nonzero", "argwhere"]
 
 _INT64_MAX = (1 << 63) - 1
 _NUMBER = (bool, int, float, complex, np.number, np.bool_)
@@ -138,16 +134,17 @@ def _index_bwd(grad, self_shape, spec, **kw):
     return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
 
 
-def _show_indices(entry, n, listed):
-    """torch saves the index tensors as one list: ``_saved_indices`` (None for dims indexed by ``:``) where
-    ``listed``, and no ``_saved_i<k>`` of the inputs the table saved one by one."""
-    names = tuple(f"i{k}" for k in range(n))
-    spec = entry.statics.index("spec")
+def _show_indices(names, statics, listed):
+    """``saved=`` of an entry with index tensors ``names``: torch saves them as one list, ``_saved_indices``
+    (None for dims indexed by ``:``) where ``listed``, and shows no ``_saved_i<k>`` of the inputs the table saved
+    one by one."""
+    spec = statics.index("spec")
 
     def indices(node, saved):
         it = iter(saved[name] for name in names)
         return tuple(None if s is None else next(it) for s in node._statics[spec])
-    _torch_only_saved(entry, names, **({"indices": indices} if listed else {}))
+    shown = {"indices": indices} if listed else {}
+    return {**{name: None for name in names}, **shown}
 
 
 _index_ops = {}
@@ -159,9 +156,8 @@ def _index_op(n):
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         entry = OpDef("IndexBackward0", _index_fwd, save=names, nondiff=names, inputs=("self",) + names,
-                      statics=("spec",), attrs=("self_sym_sizes",))
+                      statics=("spec",), attrs=("self_sym_sizes",), saved=_show_indices(names, ("spec",), True))
         entry.derivative(_named(_index_bwd, ("self_shape", "spec") + names))
-        _show_indices(entry, n, True)
         _index_ops[n] = entry
     return entry
 
@@ -356,6 +352,7 @@ def _advanced(cur, slots):
     return tuple(spec), tensors, shape
 
 
+@public(name="__getitem__", function=False)
 def _getitem(self, index):
     """``self[index]`` with torch's indexing rules and node structure."""
     if type(index) is int and self._data.ndim:  # fast path of x[i]
@@ -407,12 +404,12 @@ def _setitem_op(name, n):
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         index_put = name == "IndexPutBackward0"
+        statics = ("steps", "spec", "accumulate")
+        overwrites = name in ("torch::autograd::CopyBackwards", "FillBackward3")  # self's gradient: torch's zeros
         entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
-                      statics=("steps", "spec", "accumulate"), attrs=("accumulate",) if index_put else ())
+                      statics=statics, attrs=("accumulate",) if index_put else (),
+                      saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None)
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "spec") + names))
-        _show_indices(entry, n, index_put)
-        if name in ("torch::autograd::CopyBackwards", "FillBackward3"):  # the whole tensor is overwritten:
-            _constant_grads(entry, outputs=(0,))                          # self's gradient is torch's zeros_like
         _setitem_ops[(name, n)] = entry
     return entry
 
@@ -424,6 +421,7 @@ def _strip_leading_ones(shape):
     return shape
 
 
+@public(name="__setitem__", function=False)
 def _setitem(self, index, value):
     """``self[index] = value``: an in-place op on self (torch's CopySlices / IndexPutBackward0 / ...)."""
     if isinstance(value, Tensor):
@@ -486,6 +484,7 @@ def _(grad, index, self_shape, dim):
     return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
 
 
+@public
 def index_select(input, dim, index):
     """Entries of input at ``index`` (a vector) along dim (IndexSelectBackward0)."""
     d = _wrap_dim(dim, input.ndim)
@@ -534,12 +533,14 @@ def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
     _check_bounds(index, sshape[dim] if sshape else 1, dim)
 
 
+@public
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j] = input[index[i][j]][j]`` (for dim 0) (GatherBackward0)."""
     _check_scatter_gather("gather", input, index, _wrap_dim(dim, input.ndim))
     return _apply(_gather, (input, index), (dim, bool(sparse_grad)))
 
 
+@public
 def take_along_dim(input, indices, dim=None):
     """Values of input at ``indices`` along dim (broadcasting the other dims), or of the flattened input."""
     if dim is None:
@@ -617,6 +618,16 @@ def _scatter_args(input, dim, index, src):
     return dim
 
 
+def _scatter_(self, dim, index, src=None, *, value=None):
+    if src is None:
+        src = value
+    dim = _scatter_args(self, dim, index, src)
+    if isinstance(src, Tensor):
+        return _apply_inplace(_scatter_src, self, (self, index, src), (dim,))
+    return _apply_inplace(_scatter_value, self, (self, index, _scalar(src)), (dim,))
+
+
+@public(inplace=_scatter_)
 def scatter(input, dim, index, src=None, *, value=None):
     """A copy of input with ``src`` (a tensor, or a number ``value``) written at ``index`` along dim
     (ScatterBackward0 for a tensor, ScatterBackward1 for a number)."""
@@ -628,24 +639,16 @@ def scatter(input, dim, index, src=None, *, value=None):
     return _apply(_scatter_value, (input, index, _scalar(src)), (dim,))
 
 
-def _scatter_(self, dim, index, src=None, *, value=None):
-    if src is None:
-        src = value
+def _scatter_add_(self, dim, index, src):
     dim = _scatter_args(self, dim, index, src)
-    if isinstance(src, Tensor):
-        return _apply_inplace(_scatter_src, self, (self, index, src), (dim,))
-    return _apply_inplace(_scatter_value, self, (self, index, _scalar(src)), (dim,))
+    return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
 
 
+@public(inplace=_scatter_add_)
 def scatter_add(input, dim, index, src):
     """A copy of input with src added at ``index`` along dim; repeated indices accumulate (ScatterAddBackward0)."""
     dim = _scatter_args(input, dim, index, src)
     return _apply(_scatter_add, (input, index, src), (dim,))
-
-
-def _scatter_add_(self, dim, index, src):
-    dim = _scatter_args(self, dim, index, src)
-    return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
 
 
 @op("IndexAddBackward0", save={"index": ("source",), "source": ("source",)}, nondiff=("index",),
@@ -690,15 +693,16 @@ def _index_add_args(self, dim, index, source):
     return raw
 
 
+def _index_add_(self, dim, index, source, *, alpha=1):
+    dim = _index_add_args(self, dim, index, source)
+    return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
+
+
+@public(inplace=_index_add_)
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of input with ``alpha * source`` added at ``index`` along dim (IndexAddBackward0)."""
     dim = _index_add_args(input, dim, index, source)
     return _apply(_index_add, (input, index, source), (dim, alpha, source.ndim))
-
-
-def _index_add_(self, dim, index, source, *, alpha=1):
-    dim = _index_add_args(self, dim, index, source)
-    return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
 
 # ----- masked_fill / masked_select -------------------------------------------------------------------------
@@ -735,14 +739,6 @@ def _masked_fill_args(input, mask, value):
     return _masked_fill, _scalar(value)
 
 
-def masked_fill(input, mask, value):
-    """input with ``value`` (a number or 0-d tensor) where mask is True; mask broadcasts
-    (MaskedFillBackward0 for a number, MaskedFillBackward1 for a tensor)."""
-    entry, value = _masked_fill_args(input, mask, value)
-    _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
-    return _apply(entry, (input, mask, value), ())
-
-
 def _masked_fill_(self, mask, value):
     entry, value = _masked_fill_args(self, mask, value)
     shape = _broadcast_shapes(tuple(mask.shape), tuple(self.shape))
@@ -750,6 +746,15 @@ def _masked_fill_(self, mask, value):
         raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
     return _apply_inplace(entry, self, (self, mask, value), ())
+
+
+@public(inplace=_masked_fill_)
+def masked_fill(input, mask, value):
+    """input with ``value`` (a number or 0-d tensor) where mask is True; mask broadcasts
+    (MaskedFillBackward0 for a number, MaskedFillBackward1 for a tensor)."""
+    entry, value = _masked_fill_args(input, mask, value)
+    _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
+    return _apply(entry, (input, mask, value), ())
 
 
 @op("MaskedSelectBackward0", save=("mask", "self"), nondiff=("mask",), attrs=())
@@ -765,6 +770,7 @@ def _(grad, mask, self_shape, count):
     return jnp.zeros(shape, grad.dtype).at[key].add(grad)  # the table sums it back to self's shape
 
 
+@public
 def masked_select(input, mask):
     """The entries of input where mask is True, as a 1-D tensor (MaskedSelectBackward0). Reads the mask."""
     if mask._data.dtype != np.bool_:
@@ -775,6 +781,7 @@ def masked_select(input, mask):
 
 
 # ----- nonzero ---------------------------------------------------------------------------------------------
+@public
 def nonzero(input, *, as_tuple=False):
     """Indices of the non-zero entries: an (n, ndim) int64 tensor, or a tuple of ndim vectors.
     Not differentiable; reads the values (its shape depends on them)."""
@@ -784,12 +791,7 @@ def nonzero(input, *, as_tuple=False):
     return _wrap(jnp.asarray(np.argwhere(a), jnp.int64))
 
 
+@public
 def argwhere(input):
     """nonzero(input)."""
     return nonzero(input)
-
-
-_methods(__getitem__=_getitem, __setitem__=_setitem, index_select=index_select, gather=gather, scatter=scatter,
-         scatter_=_scatter_, scatter_add=scatter_add, scatter_add_=_scatter_add_, index_add=index_add,
-         index_add_=_index_add_, masked_fill=masked_fill, masked_fill_=_masked_fill_, masked_select=masked_select,
-         take_along_dim=take_along_dim, nonzero=nonzero, argwhere=argwhere)

@@ -16,9 +16,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _type_string
 from ._registry import OpDef, op, _apply
-from ._util import _methods
-
-__all__ = ["matmul", "mm", "bmm", "dot", "mv", "outer", "einsum", "addmm", "baddbmm"]
+from ._bind import public
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
@@ -69,6 +67,7 @@ def _check_mm(s1, s2, a, b):
     _not_for_bool("addmm_impl_cpu_", a)
 
 
+@public
 def mm(input, mat2):
     """Matrix product of two 2-D tensors (MmBackward0)."""
     if input.ndim != 2:
@@ -96,6 +95,7 @@ def _check_bmm(s1, s2, a, b):
     _not_for_bool("bmm", a)
 
 
+@public
 def bmm(input, mat2):
     """Batched matrix product of two 3-D tensors with the same batch size (BmmBackward0)."""
     if input.ndim != 3:
@@ -117,6 +117,7 @@ def _(grad, self, tensor):
             grad * jnp.conj(self) if self is not None else None)
 
 
+@public
 def dot(input, tensor):
     """Inner product of two 1-D tensors, without conjugation (DotBackward0)."""
     if input.ndim != 1 or tensor.ndim != 1:
@@ -152,6 +153,7 @@ def _check_mv(ms, vs, mat, vec):
     _not_for_bool("addmv_impl_cpu", mat)
 
 
+@public
 def mv(input, vec):
     """Matrix-vector product of a 2-D and a 1-D tensor (MvBackward0)."""
     if input.ndim != 2 or vec.ndim != 1:
@@ -238,6 +240,15 @@ def _broadcast_batch(s1, s2):
     return tuple(y if x == 1 else x for x, y in zip(s1, s2))
 
 
+def _matmul_method(self, other):
+    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def _rmatmul(self, other):
+    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+@public(dunders=(("__matmul__", _matmul_method), ("__rmatmul__", _rmatmul)))
 def matmul(input, other):
     """torch.matmul for every rank combination (dot, mv, mm, folded mm/mv, broadcast bmm); see module docstring."""
     d1, d2 = input.ndim, other.ndim
@@ -288,14 +299,7 @@ def _batched_entry(input, other, sa, sb):
     return _matmul_view, args, (_bmm_sizes(*shapes),)
 
 
-def _matmul_method(self, other):
-    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
-
-
-def _rmatmul(self, other):
-    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
-
-
+@public
 def outer(input, vec2):
     """Outer product of two 1-D tensors: input.reshape(-1, 1) * vec2, recorded as torch does (MulBackward0)."""
     if input.ndim != 1:
@@ -354,6 +358,7 @@ def _check_expand(t, target):
                                f"Tensor sizes: {list(shape)}")
 
 
+@public
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
@@ -369,6 +374,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _apply(_addmm, (input, mat1, mat2), (beta, alpha))
 
 
+@public
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * bmm(batch1, batch2) (BaddbmmBackward0)."""
     for name, m in (("batch1", batch1), ("batch2", batch2)):
@@ -486,6 +492,7 @@ def _sublists_to_equation(args):
     return ",".join(terms), operands
 
 
+@public(method=False)
 def einsum(*args):
     """Einstein summation (string or sublist form); node named like the last node torch records for it."""
     if len(args) < 2:
@@ -515,7 +522,3 @@ def einsum(*args):
         for o in operands[1:]:
             dt = _dtype.promote_types(_dtype._from_np(dt), _dtype._from_np(o._data.dtype))._np
     return _apply(_einsum_entry(name, len(operands)), tuple(operands), (eq, np.dtype(dt)))
-
-
-_methods(mm=mm, bmm=bmm, dot=dot, mv=mv, outer=outer, matmul=matmul, addmm=addmm, baddbmm=baddbmm,
-         __matmul__=_matmul_method, __rmatmul__=_rmatmul)

@@ -20,21 +20,8 @@ from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
-from ._util import _torch_only_saved
+from ._bind import public
 from .shape import _select
-
-__all__ = ["neg", "negative", "positive", "abs", "absolute", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
-           "sqrt", "rsqrt", "square", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh",
-           "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "sigmoid",
-           "reciprocal", "relu", "selu", "silu", "sign", "sgn", "clone", "gelu", "softplus", "leaky_relu",
-           "hardtanh", "relu6", "elu", "logsigmoid", "floor", "ceil", "round", "trunc", "fix", "frac", "add", "sub",
-           "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "fmod",
-           "remainder", "pow", "atan2", "arctan2", "hypot", "logaddexp", "lerp", "addcmul", "addcdiv", "maximum",
-           "minimum", "clamp", "clip", "clamp_min", "clamp_max", "where", "real", "imag", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "angle", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal",
-           "less", "less_equal", "not_equal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
-           "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "allclose", "isclose", "equal"]
 
 # ----- helpers -----------------------------------------------------------------------------------------
 def _is_float(a):
@@ -56,10 +43,6 @@ def _cast(array, np_dtype):
     if fn is None:
         fn = _cast_cache[np_dtype] = jax.jit(lambda a: a.astype(np_dtype))
     return fn(array)
-
-
-def _method(name, fn):
-    setattr(Tensor, name, fn)
 
 
 def _type_word(np_dtype):
@@ -90,21 +73,6 @@ def _entry(node_name, save, forward, derivative, attrs=(), **kw):
     entry = OpDef(node_name, forward, save=save, attrs=attrs, **kw)
     entry.derivative(derivative)
     return entry
-
-
-def _constant_grads(entry, outputs=None, when=None):
-    """torch's formula for these gradients is a constant (``zeros_like(grad)``): under create_graph they carry no
-    history, so a further derivative stops as in torch. ``outputs``: the gradient slots concerned (default all);
-    ``when(node)``: only for some nodes (sgn, angle: real inputs)."""
-    apply = entry.node_cls._apply
-
-    def _apply_constant(node, grads, mask=None):
-        outs = apply(node, grads, mask)
-        if _gm._state.grad_enabled and (when is None or when(node)):
-            outs = [o if o is None or (outputs is not None and k not in outputs) else _wrap(o._data)
-                    for k, o in enumerate(outs)]
-        return outs
-    entry.node_cls._apply = _apply_constant
 
 
 def _real_input(node):
@@ -146,12 +114,13 @@ def _torch_mask(x, keep):
     return jnp.where(keep, x, jax.lax.stop_gradient(x))
 
 
-def _saved_number(entry, name):
-    """``_saved_<name>`` is the Python number of the wrapped scalar input (torch saves a Scalar there)."""
+def _as_number(name):
+    """``saved=`` of an entry whose input ``name`` is a wrapped Python scalar: torch saves a Scalar there, so its
+    ``_saved_<name>`` is the Python number."""
     def number(node, saved):
         v = saved[name]
         return v.item() if isinstance(v, Tensor) else v
-    _torch_only_saved(entry, (name,), **{name: number})
+    return {name: number}
 
 
 def _broadcast_shape(a, b):
@@ -186,39 +155,47 @@ def _write_out(name, result, out, inputs):
 
 
 # ----- unary ops ---------------------------------------------------------------------------------------
-# kind: "float" (ints/bools computed in the default float dtype), "any" (any dtype kept),
-#       "round" (integers pass through unchanged, as torch.floor(int_tensor) does)
-def _unary(name, entry, kind="float", method=True, inplace=True):
-    """Public function ``name(input)`` (+ Tensor method, + ``name_``) for a one-input table entry."""
-    if kind == "float":
-        def fn(input):
-            return _apply(entry, (_to_float(input),), ())
-    elif kind == "round":
-        def fn(input):
-            if not _is_float(input._data):
-                return clone(input)
-            return _apply(entry, (input,), ())
-    else:
-        def fn(input):
-            return _apply(entry, (input,), ())
+def _check_float_inplace(self):
+    """An in-place op whose result is floating (integer inputs computed as the default float) on an integer tensor."""
+    if not _is_float(self._data):
+        raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to "
+                           f"the desired output type {_type_word(self._data.dtype)}")
+
+
+def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, inplace_entry=None, method=True,
+           dunders=()):
+    """Declare the public op ``name(input, *, out=None)`` of a one-input table entry: ``torch.<name>`` and its
+    ``aliases``, the Tensor method(s) and, with ``inplace``, ``Tensor.<name>_`` (through ``inplace_entry`` where
+    torch's in-place node differs). ``check(input)`` runs first (torch's argument errors). ``kind``: "float"
+    (integer and bool inputs computed in the default float dtype), "any" (any dtype kept), "round" (integers
+    pass through unchanged, as torch.floor(int_tensor) does)."""
+    def fn(input, *, out=None):
+        if out is not None:
+            return _write_out(name, fn(input), out, (input,))
+        if check is not None:
+            check(input)
+        if kind == "float":
+            input = _to_float(input)
+        elif kind == "round" and not _is_float(input._data):
+            return clone(input)
+        return _apply(entry, (input,), ())
+
+    def fn_(self):
+        if check is not None:
+            check(self)
+        if kind == "float":
+            _check_float_inplace(self)
+        if kind == "round" and not _is_float(self._data):
+            _check_inplace(self)
+            self._version_counter().version += 1
+            return self
+        return _apply_inplace(inplace_entry or entry, self, (self,), ())
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} (node {entry.name})."
-    if method:
-        _method(name, fn)
-    if inplace:
-        def fn_(self):
-            if kind == "float" and not _is_float(self._data):
-                raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to "
-                                   f"the desired output type {_type_word(self._data.dtype)}")
-            if kind == "round" and not _is_float(self._data):
-                _check_inplace(self)
-                self._version_counter().version += 1
-                return self
-            return _apply_inplace(entry, self, (self,), ())
-        fn_.__name__ = fn_.__qualname__ = name + "_"
-        fn_.__doc__ = f"In-place {name}."
-        _method(name + "_", fn_)
-    return fn
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    fn_.__doc__ = f"In-place {name}."
+    return public(fn, aliases=aliases, method=method, inplace=fn_ if inplace else None, dunders=dunders)
 
 
 @op("NegBackward0", save=(), attrs=())
@@ -327,52 +304,29 @@ def _(grad, result):
 _SQRT_PI_2 = 2 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2), math.log(10)
 
-# one-line formulas: (node name, saved, forward, derivative)
-_log1p = _entry("Log1PBackward0", ("self",), lambda self: jnp.log1p(self), lambda grad, self: grad / jnp.conj(self + 1))
-_log2 = _entry("Log2Backward0", ("self",), lambda self: jnp.log2(self),
-               lambda grad, self: grad / (jnp.conj(self) * _LN2))
-_log10 = _entry("Log10Backward0", ("self",), lambda self: jnp.log10(self),
-                lambda grad, self: grad / (jnp.conj(self) * _LN10))
-_exp2 = _entry("Exp2Backward0", ("result",), lambda self: jnp.exp2(self),
-               lambda grad, result: grad * jnp.conj(result) * _LN2)
-_expm1 = _entry("Expm1Backward0", ("result",), lambda self: jnp.expm1(self),
-                lambda grad, result: grad * (jnp.conj(result) + 1))
-_rsqrt = _entry("RsqrtBackward0", ("result",), lambda self: jax.lax.rsqrt(self),
-                lambda grad, result: -0.5 * grad * jnp.conj(result) ** 3)
-_reciprocal = _entry("ReciprocalBackward0", ("result",), lambda self: 1 / self,
-                     lambda grad, result: -grad * jnp.conj(result * result))
-_tan = _entry("TanBackward0", ("result",), lambda self: jnp.tan(self),
-              lambda grad, result: grad * jnp.conj(1 + result * result))
-_sinh = _entry("SinhBackward0", ("self",), lambda self: jnp.sinh(self),
-               lambda grad, self: grad * jnp.conj(jnp.cosh(self)))
-_cosh = _entry("CoshBackward0", ("self",), lambda self: jnp.cosh(self),
-               lambda grad, self: grad * jnp.conj(jnp.sinh(self)))
-_asin = _entry("AsinBackward0", ("self",), lambda self: jnp.arcsin(self),
-               lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(1 - self * self)))
-_acos = _entry("AcosBackward0", ("self",), lambda self: jnp.arccos(self),
-               lambda grad, self: -grad * jnp.conj(jax.lax.rsqrt(1 - self * self)))
-_atan = _entry("AtanBackward0", ("self",), lambda self: jnp.arctan(self),
-               lambda grad, self: grad / jnp.conj(self * self + 1))
-_asinh = _entry("AsinhBackward0", ("self",), lambda self: jnp.arcsinh(self),
-                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self + 1)))
-_acosh = _entry("AcoshBackward0", ("self",), lambda self: jnp.arccosh(self),
-                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self - 1)))
-_atanh = _entry("AtanhBackward0", ("self",), lambda self: jnp.arctanh(self),
-                lambda grad, self: grad / jnp.conj(1 - self * self))
-_erf = _entry("ErfBackward0", ("self",), lambda self: jax.lax.erf(self),
-              lambda grad, self: grad * _SQRT_PI_2 * jnp.exp(-self * self))
-_erfc = _entry("ErfcBackward0", ("self",), lambda self: jax.lax.erfc(self),
-               lambda grad, self: -grad * _SQRT_PI_2 * jnp.exp(-self * self))
-_silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
-               lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))))
-_sign = _entry("SignBackward0", (), lambda self: self if self.dtype == bool else jnp.sign(self),
-               lambda grad: jnp.zeros_like(grad))
-_clone = _entry("CloneBackward0", (), lambda self: jnp.array(self, copy=True), lambda grad: grad)
-_floor = _entry("FloorBackward0", (), lambda self: jnp.floor(self), lambda grad: jnp.zeros_like(grad))
-_ceil = _entry("CeilBackward0", (), lambda self: jnp.ceil(self), lambda grad: jnp.zeros_like(grad))
-_round = _entry("RoundBackward0", (), lambda self: jnp.round(self), lambda grad: jnp.zeros_like(grad))
-_trunc = _entry("TruncBackward0", (), lambda self: jnp.trunc(self), lambda grad: jnp.zeros_like(grad))
-_frac = _entry("FracBackward0", (), lambda self: self - jnp.trunc(self), lambda grad: grad)
+
+def _check_not_bool_abs(input):
+    if input._data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+
+
+def _check_not_bool_neg(input):
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _check_sign(input):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                           "torch.sgn instead.")
+
+
+def _no_inplace_derivative(name, entry):
+    """torch has no derivative for a few in-place variants (asinh_): their node (<Name>Backward1) raises."""
+    def derivative(grad):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+    return _entry(name.capitalize() + "Backward1", (), entry.forward, derivative)
 
 
 def _sgn_forward(self):
@@ -389,10 +343,6 @@ def _sgn_derivative(grad, self, result):
     return jnp.where(a == 0, 0, (grad - result * jnp.real(grad * jnp.conj(result))) / a)
 
 
-_sgn = _entry("SgnBackward0", ("self", "result"), _sgn_forward, _sgn_derivative)
-_constant_grads(_sgn, when=_real_input)
-
-
 def _angle_derivative(grad, self):
     if not jnp.iscomplexobj(self):
         return jnp.zeros_like(grad)
@@ -400,123 +350,116 @@ def _angle_derivative(grad, self):
     return jnp.where(a2 == 0, 0, grad * self / a2 * 1j)
 
 
-_angle = _entry("AngleBackward0", ("self",), lambda self: jnp.angle(self), _angle_derivative)
-_constant_grads(_angle, when=_real_input)
-for _e in (_sign, _floor, _ceil, _round, _trunc):
-    _constant_grads(_e)
+def _zero_grad(grad):
+    return jnp.zeros_like(grad)
+
+
+# one declaration per op: public name (+ aliases), node name, saved, forward, derivative, options
+neg = _unary("neg", _neg, kind="any", aliases=("negative",), check=_check_not_bool_neg, dunders=("__neg__",))
+abs = _unary("abs", _abs, kind="any", aliases=("absolute",), check=_check_not_bool_abs,  # noqa: A001
+             dunders=("__abs__",))
+exp = _unary("exp", _exp)
+exp2 = _unary("exp2", _entry("Exp2Backward0", ("result",), lambda self: jnp.exp2(self),
+                             lambda grad, result: grad * jnp.conj(result) * _LN2))
+expm1 = _unary("expm1", _entry("Expm1Backward0", ("result",), lambda self: jnp.expm1(self),
+                               lambda grad, result: grad * (jnp.conj(result) + 1)))
+log = _unary("log", _log)
+log1p = _unary("log1p", _entry("Log1PBackward0", ("self",), lambda self: jnp.log1p(self),
+                               lambda grad, self: grad / jnp.conj(self + 1)))
+log2 = _unary("log2", _entry("Log2Backward0", ("self",), lambda self: jnp.log2(self),
+                             lambda grad, self: grad / (jnp.conj(self) * _LN2)))
+log10 = _unary("log10", _entry("Log10Backward0", ("self",), lambda self: jnp.log10(self),
+                               lambda grad, self: grad / (jnp.conj(self) * _LN10)))
+sqrt = _unary("sqrt", _sqrt)
+rsqrt = _unary("rsqrt", _entry("RsqrtBackward0", ("result",), lambda self: jax.lax.rsqrt(self),
+                               lambda grad, result: -0.5 * grad * jnp.conj(result) ** 3))
+sin = _unary("sin", _sin)
+cos = _unary("cos", _cos)
+tan = _unary("tan", _entry("TanBackward0", ("result",), lambda self: jnp.tan(self),
+                           lambda grad, result: grad * jnp.conj(1 + result * result)))
+tanh = _unary("tanh", _tanh)
+sinh = _unary("sinh", _entry("SinhBackward0", ("self",), lambda self: jnp.sinh(self),
+                             lambda grad, self: grad * jnp.conj(jnp.cosh(self))))
+cosh = _unary("cosh", _entry("CoshBackward0", ("self",), lambda self: jnp.cosh(self),
+                             lambda grad, self: grad * jnp.conj(jnp.sinh(self))))
+asin = _unary("asin", _entry("AsinBackward0", ("self",), lambda self: jnp.arcsin(self),
+                             lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(1 - self * self))), aliases=("arcsin",))
+acos = _unary("acos", _entry("AcosBackward0", ("self",), lambda self: jnp.arccos(self),
+                             lambda grad, self: -grad * jnp.conj(jax.lax.rsqrt(1 - self * self))),
+              aliases=("arccos",))
+atan = _unary("atan", _entry("AtanBackward0", ("self",), lambda self: jnp.arctan(self),
+                             lambda grad, self: grad / jnp.conj(self * self + 1)), aliases=("arctan",))
+_asinh = _entry("AsinhBackward0", ("self",), lambda self: jnp.arcsinh(self),
+                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self + 1)))
+asinh = _unary("asinh", _asinh, aliases=("arcsinh",), inplace_entry=_no_inplace_derivative("asinh", _asinh))
+_acosh = _entry("AcoshBackward0", ("self",), lambda self: jnp.arccosh(self),
+                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self - 1)))
+acosh = _unary("acosh", _acosh, aliases=("arccosh",), inplace_entry=_no_inplace_derivative("acosh", _acosh))
+_atanh = _entry("AtanhBackward0", ("self",), lambda self: jnp.arctanh(self),
+                lambda grad, self: grad / jnp.conj(1 - self * self))
+atanh = _unary("atanh", _atanh, aliases=("arctanh",), inplace_entry=_no_inplace_derivative("atanh", _atanh))
+erf = _unary("erf", _entry("ErfBackward0", ("self",), lambda self: jax.lax.erf(self),
+                           lambda grad, self: grad * _SQRT_PI_2 * jnp.exp(-self * self)))
+erfc = _unary("erfc", _entry("ErfcBackward0", ("self",), lambda self: jax.lax.erfc(self),
+                             lambda grad, self: -grad * _SQRT_PI_2 * jnp.exp(-self * self)))
+sigmoid = _unary("sigmoid", _sigmoid)
+reciprocal = _unary("reciprocal", _entry("ReciprocalBackward0", ("result",), lambda self: 1 / self,
+                                         lambda grad, result: -grad * jnp.conj(result * result)))
+relu = _unary("relu", _relu, kind="any")
+sign = _unary("sign", _entry("SignBackward0", (), lambda self: self if self.dtype == bool else jnp.sign(self),
+                             _zero_grad, const_grads=True), kind="any", check=_check_sign)
+sgn = _unary("sgn", _entry("SgnBackward0", ("self", "result"), _sgn_forward, _sgn_derivative, const_grads=True,
+                           const_when=_real_input), kind="any")
+floor = _unary("floor", _entry("FloorBackward0", (), lambda self: jnp.floor(self), _zero_grad, const_grads=True),
+               kind="round")
+ceil = _unary("ceil", _entry("CeilBackward0", (), lambda self: jnp.ceil(self), _zero_grad, const_grads=True),
+              kind="round")
+trunc = _unary("trunc", _entry("TruncBackward0", (), lambda self: jnp.trunc(self), _zero_grad, const_grads=True),
+               kind="round", aliases=("fix",))
+frac = _unary("frac", _entry("FracBackward0", (), lambda self: self - jnp.trunc(self), lambda grad: grad))
+sinc = _unary("sinc", _entry("SincBackward0", ("self",), lambda self: jnp.sinc(self), lambda grad, self: jnp.where(
+    self == 0, 0, grad * (jnp.pi * self * jnp.cos(jnp.pi * self) - jnp.sin(jnp.pi * self)) / jnp.conj(jnp.pi * self * self))))
+angle = _unary("angle", _entry("AngleBackward0", ("self",), lambda self: jnp.angle(self), _angle_derivative,
+                               const_grads=True, const_when=_real_input), inplace=False)
+_silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
+               lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))))
+_clone = _entry("CloneBackward0", (), lambda self: jnp.array(self, copy=True), lambda grad: grad)
+_round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, const_grads=True)
+_round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.round(self, decimals), _zero_grad,
+                         const_grads=True)
 _conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
 
-_neg_fn = _unary("neg", _neg, "any")
-_abs_fn = _unary("abs", _abs, "any")
-exp = _unary("exp", _exp)
-exp2 = _unary("exp2", _exp2)
-expm1 = _unary("expm1", _expm1)
-log = _unary("log", _log)
-log1p = _unary("log1p", _log1p)
-log2 = _unary("log2", _log2)
-log10 = _unary("log10", _log10)
-sqrt = _unary("sqrt", _sqrt)
-rsqrt = _unary("rsqrt", _rsqrt)
-sin = _unary("sin", _sin)
-cos = _unary("cos", _cos)
-tan = _unary("tan", _tan)
-tanh = _unary("tanh", _tanh)
-sinh = _unary("sinh", _sinh)
-cosh = _unary("cosh", _cosh)
-asin = arcsin = _unary("asin", _asin)
-acos = arccos = _unary("acos", _acos)
-atan = arctan = _unary("atan", _atan)
-asinh = arcsinh = _unary("asinh", _asinh)
-acosh = arccosh = _unary("acosh", _acosh)
-atanh = arctanh = _unary("atanh", _atanh)
-erf = _unary("erf", _erf)
-erfc = _unary("erfc", _erfc)
-sigmoid = _unary("sigmoid", _sigmoid)
-reciprocal = _unary("reciprocal", _reciprocal)
-relu = _unary("relu", _relu, "any")
-_sign_fn = _unary("sign", _sign, "any")
-_sign_inplace = Tensor.sign_
-sgn = _unary("sgn", _sgn, "any")
-floor = _unary("floor", _floor, "round")
-ceil = _unary("ceil", _ceil, "round")
-trunc = fix = _unary("trunc", _trunc, "round")
-frac = _unary("frac", _frac)
-_clone_fn = _unary("clone", _clone, "any", method=False, inplace=False)
-_silu_fn = _unary("silu", _silu, method=False, inplace=False)
-_angle_fn = _unary("angle", _angle, method=False, inplace=False)
+def _logit_forward(self, *, eps):
+    x = self if eps is None else jnp.clip(self, eps, 1 - eps)
+    return jnp.log(x / (1 - x))
 
 
-def _no_inplace_derivative(name, entry):
-    """torch has no derivative for a few in-place variants (asinh_): their node (<Name>Backward1) raises."""
-    def derivative(grad):
-        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
-    _unary(name, _entry(name.capitalize() + "Backward1", (), entry.forward, derivative), method=False)
+def _logit_derivative(grad, self, eps):
+    d = grad / jnp.conj(self * (1 - self))
+    if eps is None:  # torch: NaN outside [0, 1]; with eps, zero where the input was clamped
+        return jnp.where((self < 0) | (self > 1), jnp.nan, d)
+    return jnp.where((self < eps) | (self > 1 - eps), 0, d)
 
 
-for _name, _e in (("asinh", _asinh), ("acosh", _acosh), ("atanh", _atanh)):
-    _no_inplace_derivative(_name, _e)
-for _name in ("arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "fix"):
-    _method(_name, getattr(Tensor, {"fix": "trunc"}.get(_name, "a" + _name[3:])))
-    _method(_name + "_", getattr(Tensor, {"fix": "trunc"}.get(_name, "a" + _name[3:]) + "_"))
-_abs_inplace = Tensor.abs_
+_logit = _entry("LogitBackward0", ("self",), _logit_forward, _logit_derivative, attrs=("eps",))
 
 
-def abs(input):  # noqa: A001 - torch's name
-    """|input| (AbsBackward0; gradient sgn(input), 0 at 0); complex input gives the real modulus."""
-    if input._data.dtype == np.bool_:
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return _abs_fn(input)
+def _logit_(self, eps=None):
+    _check_float_inplace(self)
+    return _apply_inplace(_logit, self, (self,), (eps,))
 
 
-def _abs_(self):
-    if self._data.dtype == np.bool_:
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return _abs_inplace(self)
+@public(inplace=_logit_)
+def logit(input, eps=None, *, out=None):
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given (LogitBackward0)."""
+    if out is not None:
+        return _write_out("logit", logit(input, eps), out, (input,))
+    return _apply(_logit, (_to_float(input),), (eps,))
 
 
-absolute = abs
-
-
-def _check_not_bool_neg(input):
-    if input._data.dtype == np.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
-
-
-def neg(input):
-    """-input (NegBackward0); bool tensors are rejected as in torch."""
-    _check_not_bool_neg(input)
-    return _neg_fn(input)
-
-
-negative = neg
-_neg_inplace = Tensor.neg_
-
-
-def _neg_(self):
-    _check_not_bool_neg(self)
-    return _neg_inplace(self)
-
-
-def _check_sign(input):
-    if input._data.dtype.kind == "c":
-        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
-                           "torch.sgn instead.")
-
-
-def sign(input):
-    """-1, 0 or 1 by the sign of each element (SignBackward0; zero gradient); complex: use sgn."""
-    _check_sign(input)
-    return _sign_fn(input)
-
-
-def _sign_(self):
-    _check_sign(self)
-    return _sign_inplace(self)
-
-
+@public(dunders=("__pos__",))
 def positive(input):
     """+input: the tensor itself (no node), as torch.positive."""
     if input._data.dtype == np.bool_:
@@ -524,55 +467,43 @@ def positive(input):
     return input
 
 
-def round(input, *, decimals=0):  # noqa: A001 - torch's name
-    """Round half to even (RoundBackward0), or to ``decimals`` places (RoundBackward1)."""
-    if decimals == 0:
-        return _round_fn(input)
-    if not _is_float(input._data):
-        return clone(input)
-    return _apply(_round_decimals, (input,), (decimals,))
-
-
-@op("RoundBackward1", save=(), attrs=())
-def _round_decimals(self, *, decimals):
-    return jnp.round(self, decimals)
-
-
-@_round_decimals.derivative
-def _(grad):
-    return jnp.zeros_like(grad)
-
-
-_constant_grads(_round_decimals)
-
-
-_round_fn = _unary("round", _round, "round")
-_round_inplace = Tensor.round_
-
-
 def _round_(self, *, decimals=0):
     if decimals == 0:
-        return _round_inplace(self)
+        return _apply_inplace(_round, self, (self,), ()) if _is_float(self._data) else _round_int_(self)
     return _apply_inplace(_round_decimals, self, (self,), (decimals,))
 
 
+def _round_int_(self):
+    _check_inplace(self)
+    self._version_counter().version += 1
+    return self
+
+
+@public(inplace=_round_)
+def round(input, *, decimals=0):  # noqa: A001 - torch's name
+    """Round half to even (RoundBackward0), or to ``decimals`` places (RoundBackward1)."""
+    if not _is_float(input._data):
+        return clone(input)
+    if decimals == 0:
+        return _apply(_round, (input,), ())
+    return _apply(_round_decimals, (input,), (decimals,))
+
+
+@public
 def clone(input, *, memory_format=None):
     """A copy that is part of the graph (CloneBackward0)."""
-    return _clone_fn(input)
+    return _apply(_clone, (input,), ())
 
 
+@public(method=False)
 def silu(input, inplace=False):
     """x * sigmoid(x) (SiluBackward0)."""
     if inplace:
         return _apply_inplace(_silu, input, (input,), ())
-    return _silu_fn(input)
+    return _apply(_silu, (_to_float(input),), ())
 
 
-def angle(input):
-    """Argument of a complex number; 0 or pi for real numbers (AngleBackward0)."""
-    return _angle_fn(input)
-
-
+@public
 def conj(input):
     """Complex conjugate (ConjBackward0); a real tensor is returned as is."""
     if input._data.dtype.kind != "c":
@@ -580,6 +511,11 @@ def conj(input):
     return _apply(_conj, (input,), ())
 
 
+def _conj_physical_(self):
+    return _apply_inplace(_conj_physical, self, (self,), ()) if self.is_complex() else self
+
+
+@public(inplace=_conj_physical_)
 def conj_physical(input):
     """Complex conjugate, materialised (ConjPhysicalBackward0); a real tensor is returned as is."""
     if input._data.dtype.kind != "c":
@@ -587,12 +523,10 @@ def conj_physical(input):
     return _apply(_conj_physical, (input,), ())
 
 
+@public(aliases=("resolve_neg",))
 def resolve_conj(input):
     """Conjugation is never lazy here: the tensor itself."""
     return input
-
-
-resolve_neg = resolve_conj
 
 
 # real / imag: torch builds select(view_as_real(z), -1, i) (SelectBackward0 over ViewAsRealBackward0).
@@ -625,16 +559,8 @@ def imag(input):
     return _complex_part(input, 1)
 
 
-for _name, _fn in {"neg": neg, "negative": neg, "neg_": _neg_, "negative_": _neg_, "positive": positive,
-                   "sign": sign, "sign_": _sign_, "abs": abs, "abs_": _abs_, "absolute": abs,
-                   "absolute_": _abs_,
-                   "round": round, "round_": _round_, "clone": clone, "angle": angle, "conj": conj,
-                   "conj_physical": conj_physical, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
-                   "__neg__": neg, "__pos__": positive, "__abs__": abs}.items():
-    _method(_name, _fn)
-Tensor.real = property(real)
-Tensor.imag = property(imag)
-Tensor.conj_physical_ = lambda self: _apply_inplace(_conj_physical, self, (self,), ()) if self.is_complex() else self
+public(real, method=property)
+public(imag, method=property)
 
 
 # ----- activations with parameters ----------------------------------------------------------------------
@@ -656,6 +582,7 @@ def _(grad, self, approximate):
     return grad * d
 
 
+@public(method=False)
 def gelu(input, approximate="none"):
     """Gaussian error linear unit, exact (erf) or ``approximate="tanh"`` (GeluBackward0)."""
     if approximate not in ("none", "tanh"):
@@ -675,6 +602,7 @@ def _(grad, self, beta, threshold):
     return jnp.where(bx > threshold, grad, grad * jax.nn.sigmoid(_torch_mask(bx, bx < threshold)))
 
 
+@public(method=False)
 def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, linear above ``threshold`` (SoftplusBackward0)."""
     return _apply(_softplus, (input,), (beta, threshold))
@@ -696,6 +624,7 @@ _leaky_relu_inplace = _entry(  # torch's in-place variant saves the result inste
     attrs=("negative_slope",))
 
 
+@public(method=False)
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x if x > 0 else negative_slope * x (LeakyReluBackward0; in place: LeakyReluBackward1)."""
     if inplace:
@@ -713,6 +642,7 @@ def _(grad, self, min_val, max_val):
     return jnp.where((self <= min_val) | (self >= max_val), 0, grad)  # zero at the bounds, unlike clamp
 
 
+@public(method=False)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val) with zero gradient at and beyond the bounds (HardtanhBackward0)."""
     if inplace:
@@ -720,6 +650,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _apply(_hardtanh, (input,), (min_val, max_val))
 
 
+@public(method=False)
 def relu6(input, inplace=False):
     """min(max(x, 0), 6) (HardtanhBackward0)."""
     return hardtanh(input, 0, 6, inplace)
@@ -747,6 +678,7 @@ _elu_inplace = _entry(  # in place: the formula in terms of the result
     attrs=("alpha", "input_scale", "scale"))
 
 
+@public(method=False)
 def elu(input, alpha=1.0, inplace=False, *, _scale=1, _input_scale=1):
     """x if x > 0 else alpha * (exp(x) - 1) (EluBackward0; in place: EluBackward1)."""
     if inplace:
@@ -757,6 +689,7 @@ def elu(input, alpha=1.0, inplace=False, *, _scale=1, _input_scale=1):
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
+@public(method=False)
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with the self-normalising constants (EluBackward0)."""
     return elu(input, _SELU_ALPHA, inplace, _scale=_SELU_SCALE)
@@ -775,6 +708,7 @@ def _(grads, self, buffer):
     return grads[0] * (jnp.where(self < 0, 1, 0) - sign * buffer / (1 + buffer)) + grads[1] * sign * buffer
 
 
+@public(method=False)
 def logsigmoid(input):
     """log(sigmoid(x)), computed stably (LogSigmoidBackward0)."""
     return _apply(_logsigmoid, (input,), ())[0]
@@ -913,7 +847,7 @@ def _(grad, self, other, dtype):
     return ga, gb
 
 
-@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",))
+@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",), const_grads=True)
 def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
@@ -926,7 +860,6 @@ def _(grad):
     return jnp.zeros_like(grad), jnp.zeros_like(grad)
 
 
-_constant_grads(_div_mode)
 
 
 def _not_implemented(aten_name, forward):
@@ -949,7 +882,14 @@ _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.re
     self.astype(dtype), other.astype(dtype)))
 
 
-@op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",), attrs=())
+def _zero_exponent(node):
+    e = node._for_backward[1].unpack_data(node)
+    return not isinstance(e, jax.core.Tracer) and bool(e == 0)
+
+
+# torch's gradient for a zero exponent is zeros_like(self), without history
+@op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",), attrs=(), const_grads=True,
+    const_when=_zero_exponent, saved=_as_number("exponent"))
 def _pow_scalar(self, exponent, *, dtype):
     return jnp.power(self.astype(dtype), exponent.astype(dtype))
 
@@ -961,12 +901,6 @@ def _(grad, self, exponent, dtype):
     return jnp.where(e == 0, 0, grad * jnp.conj(safe * _pow_torch(self.astype(dtype), safe - 1)))
 
 
-def _zero_exponent(node):
-    e = node._for_backward[1].unpack_data(node)
-    return not isinstance(e, jax.core.Tracer) and bool(e == 0)
-
-
-_constant_grads(_pow_scalar, when=_zero_exponent)  # torch: zeros_like(self), without history
 
 
 def _exponent_grad(grad, x, e, result):
@@ -987,7 +921,7 @@ def _(grad, self, exponent, result, dtype):
     return gx, _exponent_grad(grad, x, e, result)
 
 
-@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=())
+@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=(), saved=_as_number("self"))
 def _rpow(self, exponent, *, dtype):
     return jnp.power(self.astype(dtype), exponent.astype(dtype))
 
@@ -997,8 +931,6 @@ def _(grad, self, exponent, result, dtype):
     return _exponent_grad(grad, self.astype(dtype), exponent.astype(dtype), result)
 
 
-_saved_number(_pow_scalar, "exponent")
-_saved_number(_rpow, "self")
 
 
 @op("MaximumBackward0", save=("self", "other"), attrs=())
@@ -1081,6 +1013,13 @@ def _is_tensor_operand(x):
     return isinstance(x, Tensor) and not getattr(x, "_wrapped_number", False)
 
 
+def _add_(self, other, *, alpha=1):
+    if alpha != 1:
+        _check_alpha(self._data.dtype, alpha)
+    return _binary_inplace(_add, self, other, (alpha,))
+
+
+@public(inplace=_add_, dunders=("__add__", ("__radd__", lambda s, o: add(s, o)), ("__iadd__", _add_)))
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion (AddBackward0)."""
     if out is not None:
@@ -1090,6 +1029,21 @@ def add(input, other, *, alpha=1, out=None):
     return _binary(_add, input, other, (alpha,))
 
 
+def _sub_(self, other, *, alpha=1):
+    _check_bool_sub(self, other)
+    if alpha != 1:
+        _check_alpha(self._data.dtype, alpha)
+    return _binary_inplace(_sub, self, other, (alpha,))
+
+
+def _rsub_method(self, other):
+    if isinstance(other, Tensor):
+        return sub(other, self)
+    return rsub(self, other)
+
+
+@public(aliases=("subtract",), inplace=_sub_, dunders=("__sub__", ("__rsub__", _rsub_method),
+                                                        ("__isub__", _sub_)))
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other (SubBackward0); bool tensors are rejected as in torch."""
     if out is not None:
@@ -1101,9 +1055,7 @@ def sub(input, other, *, alpha=1, out=None):
     return _apply_binary(_sub, _wrap_scalar(input), _wrap_scalar(other), (dt, alpha))
 
 
-subtract = sub
-
-
+@public(method=False)
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (RsubBackward0 for two tensors, RsubBackward1 for a scalar other)."""
     dt = _binary_dtype(input, other)
@@ -1114,6 +1066,12 @@ def rsub(input, other, *, alpha=1):
     return _apply_binary(entry, _wrap_scalar(input), _wrap_scalar(other), (dt, alpha))
 
 
+def _mul_(self, other):
+    return _binary_inplace(_mul, self, other)
+
+
+@public(aliases=("multiply",), inplace=_mul_, dunders=("__mul__", ("__rmul__", lambda s, o: mul(s, o)),
+                                                        ("__imul__", _mul_)))
 def mul(input, other, *, out=None):
     """input * other, with torch's type promotion (MulBackward0)."""
     if out is not None:
@@ -1121,14 +1079,24 @@ def mul(input, other, *, out=None):
     return _binary(_mul, input, other)
 
 
-multiply = mul
-
-
 def _true_div_dtype(input, other):
     dt = _binary_dtype(input, other)
     return dt if dt.kind in "fcV" else _dtype.get_default_dtype()._np
 
 
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        return _binary_inplace(_div_mode, self, other, (rounding_mode,))
+    return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
+
+
+def _rtruediv(self, other):
+    # torch computes `scalar / x` as reciprocal(x) * scalar
+    return mul(reciprocal(self), other)
+
+
+@public(aliases=("divide", "true_divide"), inplace=_div_,
+        dunders=("__truediv__", ("__rtruediv__", _rtruediv), ("__itruediv__", _div_)))
 def div(input, other, *, rounding_mode=None, out=None):
     """input / other: true division (DivBackward0; integers give the default float dtype), or rounded
     with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero gradient)."""
@@ -1142,19 +1110,33 @@ def div(input, other, *, rounding_mode=None, out=None):
     return _apply_binary(_div, _wrap_scalar(input), _wrap_scalar(other), (_true_div_dtype(input, other),))
 
 
-divide = true_divide = div
+def _floor_divide_(self, other):
+    return _binary_inplace(_floor_divide[_needs(self, other)], self, other, ("floor",))
 
 
+@public(inplace=_floor_divide_, dunders=("__floordiv__", ("__rfloordiv__", lambda s, o: floor_divide(o, s)),
+                                         ("__ifloordiv__", _floor_divide_)))
 def floor_divide(input, other):
     """Division rounded down; not differentiable in torch (a NotImplemented node whose backward raises)."""
     return _binary(_floor_divide[_needs(input, other)], input, other, ("floor",))
 
 
+def _fmod_(self, other):
+    return _binary_inplace(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, self, other)
+
+
+@public(inplace=_fmod_)
 def fmod(input, other):
     """C-style remainder, sign of the dividend (FmodBackward0 for a scalar other, FmodBackward1 for a tensor)."""
     return _binary(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, input, other)
 
 
+def _remainder_(self, other):
+    return _binary_inplace(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, self, other)
+
+
+@public(inplace=_remainder_, dunders=("__mod__", ("__rmod__", lambda s, o: remainder(o, s)),
+                                      ("__imod__", _remainder_)))
 def remainder(input, other):
     """Python-style remainder, sign of the divisor (RemainderBackward0 / RemainderBackward1)."""
     if not isinstance(input, Tensor):  # Scalar % Tensor has no derivative in torch
@@ -1162,6 +1144,11 @@ def remainder(input, other):
     return _binary(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
 
 
+def _pow_(self, exponent):
+    return _binary_inplace(_pow if isinstance(exponent, Tensor) else _pow_scalar, self, exponent)
+
+
+@public(inplace=_pow_, dunders=("__pow__", ("__rpow__", lambda s, o: pow(o, s)), ("__ipow__", _pow_)))
 def pow(input, exponent):  # noqa: A001 - torch's name
     """input ** exponent: PowBackward0 (scalar exponent), PowBackward1 (tensors), PowBackward2 (scalar base)."""
     if not isinstance(input, Tensor):
@@ -1171,16 +1158,19 @@ def pow(input, exponent):  # noqa: A001 - torch's name
     return _binary(_pow, input, exponent)
 
 
+@public(inplace=lambda self: _pow_(self, 2))
 def square(input):
     """input ** 2 (PowBackward0)."""
     return pow(input, 2)
 
 
+@public
 def maximum(input, other):
     """Elementwise max; ties split the gradient evenly (MaximumBackward0)."""
     return _binary(_maximum, input, other)
 
 
+@public
 def minimum(input, other):
     """Elementwise min; ties split the gradient evenly (MinimumBackward0)."""
     return _binary(_minimum, input, other)
@@ -1190,96 +1180,28 @@ def _float_binary(entry, input, other):
     return _apply_binary(entry, _wrap_scalar(input), _wrap_scalar(other), (_true_div_dtype(input, other),))
 
 
-def atan2(input, other):
-    """Angle of (other, input) in radians (Atan2Backward0)."""
-    return _float_binary(_atan2, input, other)
-
-
-arctan2 = atan2
-
-
-def hypot(input, other):
-    """sqrt(input**2 + other**2) (HypotBackward0)."""
-    return _float_binary(_hypot, input, other)
-
-
-def logaddexp(input, other):
-    """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0)."""
-    return _float_binary(_logaddexp, input, other)
-
-
-def _rtruediv(self, other):
-    # torch computes `scalar / x` as reciprocal(x) * scalar
-    return mul(reciprocal(self), other)
-
-
-def _rsub_method(self, other):
-    if isinstance(other, Tensor):
-        return sub(other, self)
-    return rsub(self, other)
-
-
-for _name, _fn in {
-    "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
-    "true_divide": div, "floor_divide": floor_divide, "fmod": fmod, "remainder": remainder, "pow": pow,
-    "square": square, "maximum": maximum, "minimum": minimum, "atan2": atan2, "arctan2": atan2, "hypot": hypot,
-    "logaddexp": logaddexp, "__add__": add, "__radd__": lambda s, o: add(s, o), "__sub__": sub,
-    "__rsub__": _rsub_method, "__mul__": mul, "__rmul__": lambda s, o: mul(s, o), "__truediv__": div,
-    "__rtruediv__": _rtruediv, "__floordiv__": floor_divide, "__rfloordiv__": lambda s, o: floor_divide(o, s),
-    "__mod__": remainder, "__rmod__": lambda s, o: remainder(o, s), "__pow__": pow,
-    "__rpow__": lambda s, o: pow(o, s),
-}.items():
-    _method(_name, _fn)
-
-
-def _add_(self, other, *, alpha=1):
-    if alpha != 1:
-        _check_alpha(self._data.dtype, alpha)
-    return _binary_inplace(_add, self, other, (alpha,))
-
-
-def _sub_(self, other, *, alpha=1):
-    _check_bool_sub(self, other)
-    if alpha != 1:
-        _check_alpha(self._data.dtype, alpha)
-    return _binary_inplace(_sub, self, other, (alpha,))
-
-
-def _div_(self, other, *, rounding_mode=None):
-    if rounding_mode is not None:
-        return _binary_inplace(_div_mode, self, other, (rounding_mode,))
-    return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
-
-
-def _pow_(self, exponent):
-    return _binary_inplace(_pow if isinstance(exponent, Tensor) else _pow_scalar, self, exponent)
-
-
 def _float_inplace(entry):
     def fn_(self, other):
         return _binary_inplace(entry, self, other, result_dtype=_true_div_dtype(self, other))
     return fn_
 
 
-for _name, _fn in {
-    "add_": _add_, "sub_": _sub_, "subtract_": _sub_, "mul_": lambda s, o: _binary_inplace(_mul, s, o),
-    "div_": _div_, "divide_": _div_, "true_divide_": _div_, "pow_": _pow_, "square_": lambda s: _pow_(s, 2),
-    "floor_divide_": lambda s, o: _binary_inplace(_floor_divide[_needs(s, o)], s, o, ("floor",)),
-    "fmod_": lambda s, o: _binary_inplace(_fmod_tensor if _is_tensor_operand(o) else _fmod_scalar, s, o),
-    "remainder_": lambda s, o: _binary_inplace(_remainder_tensor if _is_tensor_operand(o) else _remainder_scalar,
-                                               s, o),
-    "atan2_": _float_inplace(_atan2), "arctan2_": _float_inplace(_atan2), "hypot_": _float_inplace(_hypot),
-}.items():
-    _method(_name, _fn)
-multiply_ = Tensor.mul_
-Tensor.multiply_ = multiply_
-Tensor.__iadd__ = _add_
-Tensor.__isub__ = _sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = _div_
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__ipow__ = _pow_
+@public(aliases=("arctan2",), inplace=_float_inplace(_atan2))
+def atan2(input, other):
+    """Angle of (other, input) in radians (Atan2Backward0)."""
+    return _float_binary(_atan2, input, other)
+
+
+@public(inplace=_float_inplace(_hypot))
+def hypot(input, other):
+    """sqrt(input**2 + other**2) (HypotBackward0)."""
+    return _float_binary(_hypot, input, other)
+
+
+@public
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0)."""
+    return _float_binary(_logaddexp, input, other)
 
 
 # ----- lerp, addcmul, addcdiv ------------------------------------------------------------------------
@@ -1291,19 +1213,11 @@ def _lerp_forward(self, end, weight, *, dtype):
 
 
 _lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, weight, dtype: (
-    grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",))
+    grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",), saved=_as_number("weight"))
 _lerp_tensor = _entry("LerpBackward1", ("self", "end", "weight"), _lerp_forward,
                       lambda grad, self, end, weight, dtype: (
                           grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
                           grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
-_saved_number(_lerp_scalar, "weight")
-
-
-def lerp(input, end, weight):
-    """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
-    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
-    dt = _binary_dtype(input, end)
-    return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
 
 
 def _lerp_(self, end, weight):
@@ -1312,8 +1226,16 @@ def _lerp_(self, end, weight):
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
+@public(inplace=_lerp_)
+def lerp(input, end, weight):
+    """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
+    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
+    dt = _binary_dtype(input, end)
+    return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
+
+
 @op("AddcmulBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1",), "value": ()}, nondiff=("value",),
-    attrs=())
+    attrs=(), saved=_as_number("value"))
 def _addcmul(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) * tensor2.astype(dtype)
 
@@ -1327,7 +1249,7 @@ def _(grad, tensor1, tensor2, value, dtype):
 
 
 @op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2"), "value": ()},
-    nondiff=("value",), attrs=())
+    nondiff=("value",), attrs=(), saved=_as_number("value"))
 def _addcdiv(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) / tensor2.astype(dtype)
 
@@ -1340,20 +1262,27 @@ def _(grad, tensor1, tensor2, value, dtype):
     return grad, g1, g2
 
 
-_saved_number(_addcmul, "value")
-_saved_number(_addcdiv, "value")
 
 
 def _addc_dtype(input, tensor1, tensor2, value):
     return _dtype._result_type(input, tensor1, tensor2)._np
 
 
+def _addc_inplace(entry):
+    def fn_(self, tensor1, tensor2, *, value=1):
+        _check_cast(_addc_dtype(self, tensor1, tensor2, value), self)
+        return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
+    return fn_
+
+
+@public(inplace=_addc_inplace(_addcmul))
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 (AddcmulBackward0)."""
     dt = _addc_dtype(input, tensor1, tensor2, value)
     return _apply(_addcmul, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
 
 
+@public(inplace=_addc_inplace(_addcdiv))
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (AddcdivBackward0); integer tensor1/tensor2 are rejected as in torch."""
     dt = _addc_dtype(input, tensor1, tensor2, value)
@@ -1366,20 +1295,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "for all dtypes.")
     return _apply(_addcdiv, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
 
-
-def _addc_inplace(entry):
-    def fn_(self, tensor1, tensor2, *, value=1):
-        _check_cast(_addc_dtype(self, tensor1, tensor2, value), self)
-        return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
-    return fn_
-
-
-Tensor.lerp = lerp
-Tensor.lerp_ = _lerp_
-Tensor.addcmul = addcmul
-Tensor.addcdiv = addcdiv
-Tensor.addcmul_ = _addc_inplace(_addcmul)
-Tensor.addcdiv_ = _addc_inplace(_addcdiv)
 
 
 # ----- clamp, where -------------------------------------------------------------------------------------
@@ -1492,12 +1407,6 @@ def _apply_broadcast(entry, args, statics):
         raise
 
 
-def clamp(input, min=None, max=None):  # noqa: A002
-    """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
-    entry, args, statics = _clamp_args(input, min, max)
-    return _apply_broadcast(entry, args, statics)
-
-
 def _clamp_(self, min=None, max=None):  # noqa: A002
     entry, args, statics = _clamp_args(self, min, max)
     if statics[-1] != self._data.dtype:
@@ -1506,6 +1415,13 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
                                f"{_C_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
         statics = statics[:-1] + (self._data.dtype,)
     return _apply_inplace(entry, self, args, statics)
+
+
+@public(aliases=("clip",), inplace=_clamp_)
+def clamp(input, min=None, max=None):  # noqa: A002
+    """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
+    entry, args, statics = _clamp_args(input, min, max)
+    return _apply_broadcast(entry, args, statics)
 
 
 _C_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -1519,16 +1435,6 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
     return scalar_entry, (input,), (bound, _binary_dtype(input, bound))
 
 
-def clamp_min(input, min):  # noqa: A002
-    """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
-    return _apply_broadcast(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
-
-
-def clamp_max(input, max):  # noqa: A002
-    """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
-    return _apply_broadcast(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
-
-
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
@@ -1537,15 +1443,17 @@ def _clamp_one_(scalar_entry, tensor_entry):
     return fn_
 
 
-clip = clamp
-Tensor.clamp = clamp
-Tensor.clip = clamp
-Tensor.clamp_ = _clamp_
-Tensor.clip_ = _clamp_
-Tensor.clamp_min = clamp_min
-Tensor.clamp_max = clamp_max
-Tensor.clamp_min_ = _clamp_one_(_clamp_min, _clamp_min_tensor)
-Tensor.clamp_max_ = _clamp_one_(_clamp_max, _clamp_max_tensor)
+@public(inplace=_clamp_one_(_clamp_min, _clamp_min_tensor))
+def clamp_min(input, min):  # noqa: A002
+    """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
+    return _apply_broadcast(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
+
+
+@public(inplace=_clamp_one_(_clamp_max, _clamp_max_tensor))
+def clamp_max(input, max):  # noqa: A002
+    """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
+    return _apply_broadcast(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
+
 
 
 @op("WhereBackward0", save=("condition",), nondiff=("condition",), attrs=())
@@ -1558,6 +1466,7 @@ def _(grad, condition):
     return jnp.where(condition, grad, 0), jnp.where(condition, 0, grad)
 
 
+@public(method=lambda self, condition, other: where(condition, self, other))
 def where(condition, input=None, other=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
     if input is None and other is None:
@@ -1569,19 +1478,17 @@ def where(condition, input=None, other=None):
     return _apply(_where, (condition, _wrap_scalar(input), _wrap_scalar(other)), (dt,))
 
 
-Tensor.where = lambda self, condition, other: where(condition, self, other)
-
 
 # ----- comparisons and other non-differentiable elementwise ops --------------------------------------------
-def _nondiff(name, fn):
-    """A jitted op that never records history (logical ops, isnan, ...)."""
+def _nondiff(name, fn, dunders=()):
+    """Declare a jitted op that never records history (logical ops, isnan, ...)."""
     jitted = jax.jit(fn)
 
     def call(*args):
         return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
     call.__name__ = name
     call.__doc__ = f"Elementwise {name} (no gradient)."
-    return call
+    return public(call, dunders=dunders)
 
 
 def _is_operand(x):
@@ -1589,7 +1496,8 @@ def _is_operand(x):
         isinstance(x, np.ndarray) and x.ndim == 0)
 
 
-def _cmp(name, jfn):
+def _cmp(name, jfn, dunder, aliases=()):
+    """Declare a comparison: torch.<name> with type promotion, its Tensor method, ``name_`` and ``dunder``."""
     def fwd(a, b, *, dtype):
         return jfn(a.astype(dtype), b.astype(dtype))
     entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=())
@@ -1599,7 +1507,7 @@ def _cmp(name, jfn):
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} with type promotion; a bool tensor (no gradient)."
 
-    def dunder(self, other):  # `x == None` is False, as in torch (Python's fallback)
+    def compare(self, other):  # `x == None` is False, as in torch (Python's fallback)
         return fn(self, other) if _is_operand(other) else NotImplemented
 
     def fn_(self, other):
@@ -1607,24 +1515,15 @@ def _cmp(name, jfn):
         _check_inplace(self)
         _commit(self, _cast(res._data, self._data.dtype))
         return self
-    return fn, fn_, dunder
+    return public(fn, aliases=aliases, inplace=fn_, dunders=((dunder, compare),))
 
 
-eq, _eq_, _eq_dunder = _cmp("eq", jnp.equal)
-ne, _ne_, _ne_dunder = _cmp("ne", jnp.not_equal)
-lt, _lt_, _lt_dunder = _cmp("lt", jnp.less)
-le, _le_, _le_dunder = _cmp("le", jnp.less_equal)
-gt, _gt_, _gt_dunder = _cmp("gt", jnp.greater)
-ge, _ge_, _ge_dunder = _cmp("ge", jnp.greater_equal)
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-
-for _name, _fn in {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "__eq__": _eq_dunder,
-                   "__ne__": _ne_dunder, "__lt__": _lt_dunder, "__le__": _le_dunder, "__gt__": _gt_dunder,
-                   "__ge__": _ge_dunder, "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le,
-                   "not_equal": ne, "eq_": _eq_, "ne_": _ne_, "lt_": _lt_, "le_": _le_, "gt_": _gt_,
-                   "ge_": _ge_}.items():
-    _method(_name, _fn)
-Tensor.__hash__ = lambda self: id(self)
+eq = _cmp("eq", jnp.equal, "__eq__")
+ne = _cmp("ne", jnp.not_equal, "__ne__", aliases=("not_equal",))
+lt = _cmp("lt", jnp.less, "__lt__", aliases=("less",))
+le = _cmp("le", jnp.less_equal, "__le__", aliases=("less_equal",))
+gt = _cmp("gt", jnp.greater, "__gt__", aliases=("greater",))
+ge = _cmp("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
 
 isnan = _nondiff("isnan", jnp.isnan)
 isinf = _nondiff("isinf", jnp.isinf)
@@ -1636,41 +1535,32 @@ logical_not = _nondiff("logical_not", jnp.logical_not)
 logical_and = _nondiff("logical_and", jnp.logical_and)
 logical_or = _nondiff("logical_or", jnp.logical_or)
 logical_xor = _nondiff("logical_xor", jnp.logical_xor)
-bitwise_not = _nondiff("bitwise_not", lambda a: ~a)
-bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b)
-bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b)
-bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b)
-for _name, _fn in {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
-                   "isneginf": isneginf, "isreal": isreal, "logical_not": logical_not, "logical_and": logical_and,
-                   "logical_or": logical_or, "logical_xor": logical_xor, "bitwise_not": bitwise_not,
-                   "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
-                   "__invert__": bitwise_not, "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
-                   "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor}.items():
-    _method(_name, _fn)
+bitwise_not = _nondiff("bitwise_not", lambda a: ~a, dunders=("__invert__",))
+bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"))
+bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"))
+bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"))
 
-
+@public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether all elements are close: |input - other| <= atol + rtol * |other|."""
     return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
     return _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public
 def equal(input, other):
     """True if both tensors have the same shape and elements."""
     return input.shape == other.shape and bool(jnp.all(input._data == other._data))
 
 
-Tensor.allclose = allclose
-Tensor.isclose = isclose
-Tensor.equal = equal
-
 
 # ----- whole-tensor writes: zero_, fill_, copy_ ---------------------------------------------------------------
-@op("ZeroBackward0", save=(), attrs=())
+@op("ZeroBackward0", save=(), attrs=(), const_grads=True)
 def _zero(self):
     return jnp.zeros_like(self)
 
@@ -1680,7 +1570,7 @@ def _(grad):
     return jnp.zeros_like(grad)
 
 
-@op("FillBackward2", save=(), nondiff=("value",), attrs=())
+@op("FillBackward2", save=(), nondiff=("value",), attrs=(), const_grads=True)
 def _fill_scalar(self, value):
     return jnp.full_like(self, value.astype(self.dtype))
 
@@ -1690,7 +1580,7 @@ def _(grad):
     return jnp.zeros_like(grad)
 
 
-@op("FillBackward3", save=(), attrs=())
+@op("FillBackward3", save=(), attrs=(), const_grads=(0,))  # self's gradient is zeros; value's follows grad
 def _fill_tensor(self, value):
     return jnp.full_like(self, value.astype(self.dtype))
 
@@ -1700,7 +1590,7 @@ def _(grad):
     return jnp.zeros_like(grad), jnp.sum(grad)
 
 
-@op("torch::autograd::CopyBackwards", save=(), attrs=())
+@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,))  # self's gradient is zeros
 def _copy_from(self, src):
     """self's shape and dtype with src's values; self None: a plain copy of src (AccumulateGrad's first grad)."""
     if self is None:
@@ -1713,17 +1603,15 @@ def _(grad):
     return jnp.zeros_like(grad), grad  # the table sums src's gradient to its shape and casts it to its dtype
 
 
-for _e in (_zero, _fill_scalar):
-    _constant_grads(_e)
-for _e in (_fill_tensor, _copy_from):  # self's gradient is zeros; value's / src's follows grad
-    _constant_grads(_e, outputs=(0,))
 
 
+@public(name="zero_", function=False)
 def _zero_(self):
     """Fill with zeros in place (ZeroBackward0)."""
     return _apply_inplace(_zero, self, (self,), ())
 
 
+@public(name="fill_", function=False)
 def _fill_(self, value):
     """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3)."""
     if isinstance(value, Tensor):
@@ -1734,6 +1622,7 @@ def _fill_(self, value):
     return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), ())
 
 
+@public(name="copy_", function=False)
 def _copy_(self, src, non_blocking=False):
     """Copy src's values (broadcast, cast to self's dtype) into self (torch::autograd::CopyBackwards)."""
     if not isinstance(src, Tensor):
@@ -1744,10 +1633,6 @@ def _copy_(self, src, non_blocking=False):
                            f"{list(jnp.broadcast_shapes(self._data.shape, src._data.shape))}")
     return _apply_inplace(_copy_from, self, (self, src), ())
 
-
-Tensor.zero_ = _zero_
-Tensor.fill_ = _fill_
-Tensor.copy_ = _copy_
 
 
 from .indexing import nonzero  # noqa: E402  (indexing builds on this module; where(condition) is nonzero)

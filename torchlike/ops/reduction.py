@@ -17,11 +17,9 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim, _type_string
 from ._registry import op, _apply
-from ._util import _check_unique, _methods
+from ._bind import public
+from ._util import _check_unique
 from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch
-
-__all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "var", "std", "logsumexp", "softmax",
-           "log_softmax", "cumsum", "norm", "argmax", "argmin", "all", "any"]
 
 _NOT_GIVEN = object()
 _pymax = builtins.max  # this module defines torch's max/min/sum/all/any
@@ -103,6 +101,7 @@ def _(grad, dim, keepdim, self_shape):
     return jnp.broadcast_to(_restore(grad, _axes(dim, len(self_shape)), keepdim), self_shape)
 
 
+@public
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
     """Sum of all elements (SumBackward0) or over ``dim`` (SumBackward1); integers sum to int64."""
     dt = _sum_dtype(input, dtype)
@@ -135,6 +134,7 @@ def _(grad, dim, keepdim, self_shape):
     return jnp.broadcast_to(_restore(grad, axes, keepdim) / _pymax(n, 1), self_shape)
 
 
+@public
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements (MeanBackward0) or over ``dim`` (MeanBackward1); floating inputs only."""
     dt = _np_dtype(dtype) if dtype is not None else input._data.dtype
@@ -189,6 +189,7 @@ def _(grad, self, result, dim, keepdim):
     return _restore(grad, (axis,), keepdim) * jnp.conj(_prod_of_others(x, axis))
 
 
+@public
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements (ProdBackward0) or along one ``dim`` (ProdBackward1); exact gradient with zeros."""
     dt = _sum_dtype(input, dtype)
@@ -234,8 +235,8 @@ def _extreme(name, jfn):
     return fn
 
 
-amax = _extreme("amax", jnp.max)
-amin = _extreme("amin", jnp.min)
+amax = public(_extreme("amax", jnp.max))
+amin = public(_extreme("amin", jnp.min))
 
 
 def _return_type(name):
@@ -301,8 +302,8 @@ def _max_min(name, jfn, argfn, rtype, binary):
     return fn
 
 
-max = _max_min("max", jnp.max, jnp.argmax, _max_type, maximum)  # noqa: A001 - torch's name
-min = _max_min("min", jnp.min, jnp.argmin, _min_type, minimum)  # noqa: A001
+max = public(_max_min("max", jnp.max, jnp.argmax, _max_type, maximum))  # noqa: A001 - torch's name
+min = public(_max_min("min", jnp.min, jnp.argmin, _min_type, minimum))  # noqa: A001
 
 
 # ----- var, std ------------------------------------------------------------------------------------------------
@@ -366,12 +367,14 @@ def _var_args(input, fn, dim, unbiased, correction):
     return dims, corr
 
 
+@public
 def var(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
     """Variance over ``dim`` with ``correction`` (or ``unbiased``) (VarBackward0)."""
     dims, corr = _var_args(input, "var", dim, unbiased, correction)
     return _apply(_var, (input,), (dims, corr, bool(keepdim)))
 
 
+@public
 def std(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
     """Standard deviation over ``dim`` with ``correction`` (or ``unbiased``) (StdBackward0)."""
     dims, corr = _var_args(input, "std", dim, unbiased, correction)
@@ -391,6 +394,7 @@ def _(grad, self, result, dim, keepdim):
 
 
 
+@public
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably (LogsumexpBackward0); integers become float."""
     dims = _dim_list(dim, input.ndim, "logsumexp")
@@ -439,11 +443,13 @@ def _softmax_like(entry, kernel, input, dim, dtype):
     return _apply(entry, (input,), (d,))
 
 
+@public
 def softmax(input, dim, dtype=None, *, _stacklevel=3):
     """exp(x) / sum(exp(x)) along ``dim``, stable for large inputs (SoftmaxBackward0, saves result)."""
     return _softmax_like(_softmax, "softmax", input, dim, dtype)
 
 
+@public
 def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     """x - logsumexp(x) along ``dim``, stable for large inputs (LogSoftmaxBackward0, saves result)."""
     return _softmax_like(_log_softmax, "log_softmax", input, dim, dtype)
@@ -466,6 +472,7 @@ def _(grad, dim):
 
 
 
+@public
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim`` (CumsumBackward0); integers accumulate in int64."""
     return _apply(_cumsum, (input,), (_one_dim(dim, input.ndim, "cumsum"), _sum_dtype(input, dtype)))
@@ -536,6 +543,7 @@ def _linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _apply(_vector_norm, (input,), (ord, dims, bool(keepdim), dt))
 
 
+@public(method=False)
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Vector p-norm over ``dim`` (all dims by default), as torch.norm: LinalgVectorNormBackward0."""
     if isinstance(p, str):
@@ -548,6 +556,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _linalg_vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
+@public(name="norm", function=False)
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
     return norm(self, p, dim, keepdim, dtype=dtype)
 
@@ -577,8 +586,8 @@ def _arg(name, jfn):
     return fn
 
 
-argmax = _arg("argmax", jnp.argmax)
-argmin = _arg("argmin", jnp.argmin)
+argmax = public(_arg("argmax", jnp.argmax))
+argmin = public(_arg("argmin", jnp.argmin))
 
 
 def _logical(name, jfn):
@@ -596,10 +605,5 @@ def _logical(name, jfn):
     return fn
 
 
-all = _logical("all", jnp.all)  # noqa: A001 - torch's name
-any = _logical("any", jnp.any)  # noqa: A001
-
-
-_methods(sum=sum, mean=mean, prod=prod, amax=amax, amin=amin, max=max, min=min, var=var, std=std,
-         logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, cumsum=cumsum, norm=_norm_method, argmax=argmax,
-         argmin=argmin, all=all, any=any)
+all = public(_logical("all", jnp.all))  # noqa: A001 - torch's name
+any = public(_logical("any", jnp.any))  # noqa: A001

@@ -24,12 +24,9 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
-from ._views import _view_apply, _view_geometry, _rule, _compute_stride
-from ._util import _check_unique, _methods, _shape_arg
-
-__all__ = ["reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t", "permute",
-           "movedim", "moveaxis", "squeeze", "unsqueeze", "cat", "concat", "concatenate", "stack", "split",
-           "chunk", "unbind", "narrow", "flip", "select", "diagonal"]
+from ._views import _view_apply, _view_geometry, _rule, _compute_stride, _detach_alias
+from ._bind import public
+from ._util import _check_unique, _shape_arg
 
 
 # ----- helpers -----------------------------------------------------------------------------------------
@@ -122,6 +119,7 @@ def _(sizes, strides, offset, shape):
     return None if new is None else (shape, new, offset)
 
 
+@public
 def reshape(input, *args, shape=None):
     """Same data in a new shape (one -1 is inferred): a view (ViewBackward0) when the strides allow, else a
     copy (UnsafeViewBackward0 of CloneBackward0), as torch."""
@@ -132,6 +130,7 @@ def reshape(input, *args, shape=None):
     return _view_apply(_view, input, (shape,), geom)
 
 
+@public(function=False)
 def view(self, *args, size=None):
     """The same storage in a new shape (one -1 is inferred); ViewBackward0. Errors when strides forbid it."""
     shape = _infer_shape(_shape_arg(args) if size is None else tuple(size), self.numel())
@@ -142,16 +141,19 @@ def view(self, *args, size=None):
     return _view_apply(_view, self, (shape,), geom)
 
 
+@public(function=False)
 def view_as(self, other):
     """view(other.shape)."""
     return view(self, other.shape)
 
 
+@public(function=False)
 def reshape_as(self, other):
     """reshape(other.shape)."""
     return reshape(self, other.shape)
 
 
+@public
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one; returns input itself when there is nothing to merge."""
     shape = input.shape
@@ -165,11 +167,13 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
+@public
 def ravel(input):
     """Flatten to 1-D (always a ViewBackward0 node, as torch)."""
     return reshape(input, -1)
 
 
+@public
 def unflatten(input, dim, sizes):
     """Split dim into sizes (one -1 is inferred); ViewBackward0."""
     shape = input.shape
@@ -255,6 +259,7 @@ def _(grad):
     return grad
 
 
+@public
 def select(input, dim, index):
     """The slice at ``index`` along dim, with dim removed; SelectBackward0."""
     if input.ndim == 0:
@@ -278,6 +283,7 @@ def _(grad, dim0, dim1):
 
 
 
+@public
 def transpose(input, dim0, dim1):
     """Swap two dims; TransposeBackward0."""
     _wrap_dim(dim0, input.ndim)
@@ -285,16 +291,25 @@ def transpose(input, dim0, dim1):
     return _view_op(_transpose, input, (int(dim0), int(dim1)))
 
 
+@public
 def swapaxes(input, axis0, axis1):
     """Alias of transpose."""
     return transpose(input, axis0, axis1)
 
 
+@public
 def swapdims(input, dim0, dim1):
     """Alias of transpose."""
     return transpose(input, dim0, dim1)
 
 
+@public
+def detach(input):
+    """A tensor sharing storage and version counter with input, with no history (not a view)."""
+    return _detach_alias(input, _wrap(input._data))
+
+
+@public(name="mT", function=False, method=property)
 def _mT(self):
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
@@ -351,6 +366,7 @@ _t.node_cls._apply = _t_apply
 
 
 
+@public
 def t(input):
     """Transpose a tensor of at most 2 dims; TBackward0."""
     if input.ndim > 2:
@@ -369,6 +385,7 @@ def _(grad, dims):
 
 
 
+@public
 def permute(input, *args, dims=None):
     """Reorder the dims; PermuteBackward0."""
     dims = _dims_arg(args) if dims is None else tuple(dims)
@@ -386,12 +403,14 @@ _T_WARNING = ("The use of `x.T` on tensors of dimension other than 2 to reverse 
               "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
 
 
+@public(name="T", function=False, method=property)
 def _T(self):
     if self.ndim != 2:
         warnings.warn(_T_WARNING, UserWarning, stacklevel=2)
     return _view_op(_permute, self, (tuple(range(self.ndim))[::-1],))
 
 
+@public(aliases=("moveaxis",))
 def movedim(input, source, destination):
     """Move dims source to positions destination; PermuteBackward0 (AliasBackward0 for 0-d)."""
     n = input.ndim
@@ -414,7 +433,6 @@ def movedim(input, source, destination):
     return _view_op(_permute, input, (tuple(o if o >= 0 else next(rest) for o in order),))
 
 
-moveaxis = movedim
 
 
 # ----- squeeze / unsqueeze ------------------------------------------------------------------------------
@@ -445,6 +463,7 @@ for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims):
     _e.derivative(_reshape_back)
 
 
+@public
 def squeeze(input, dim=None):
     """Drop size-1 dims (all, one dim, or a tuple of dims); SqueezeBackward0/1/2."""
     if dim is None:
@@ -457,6 +476,7 @@ def squeeze(input, dim=None):
     return _view_op(_squeeze_dims, input, (dim,))
 
 
+@public
 def unsqueeze(input, dim):
     """Insert a size-1 dim at dim; UnsqueezeBackward0."""
     _wrap_dim(dim, input.ndim + 1)
@@ -500,12 +520,14 @@ def _expand_shape(input, sizes):
     return tuple(out)
 
 
+@public(function=False)
 def expand(self, *sizes, size=None):
     """Broadcast size-1 dims (and new leading dims) to sizes; -1 keeps a dim; ExpandBackward0."""
     sizes = _shape_arg(sizes) if size is None else tuple(size)
     return _view_op(_expand, self, (_expand_shape(self, sizes),))
 
 
+@public(function=False)
 def expand_as(self, other):
     """expand(other.shape)."""
     return expand(self, other.shape)
@@ -524,6 +546,7 @@ def _(grad, repeats, self_shape):
     return jnp.reshape(grad, self_shape)
 
 
+@public(function=False)
 def repeat(self, *args, repeats=None):
     """Tile the tensor repeats[i] times along each dim; RepeatBackward0."""
     repeats = _shape_arg(args) if repeats is None else tuple(repeats)
@@ -565,6 +588,7 @@ def _make_cat(n):
 _cat_entries = {}
 
 
+@public(aliases=("concat",), method=False)
 def cat(tensors, dim=0):
     """Concatenate along dim with type promotion; 1-D empty tensors are skipped, as torch does; CatBackward0."""
     tensors = _tensor_list(tensors, "cat")
@@ -590,12 +614,12 @@ def cat(tensors, dim=0):
     return _apply(entry, tensors, (int(dim), sizes, _promote(tensors)))
 
 
+@public(method=False)
 def concatenate(tensors, axis=0):
     """Alias of cat."""
     return cat(tensors, axis)
 
 
-concat = cat
 
 
 def _stack_forward(*tensors, dim, dtype):
@@ -617,6 +641,7 @@ def _make_stack(n):
 _stack_entries = {}
 
 
+@public(method=False)
 def stack(tensors, dim=0):
     """Stack equal-shaped tensors along a new dim, with type promotion; StackBackward0."""
     tensors = _tensor_list(tensors, "stack")
@@ -695,6 +720,7 @@ def _split_with_sizes(input, sizes, dim):
     return _view_op(entry, input, (int(dim), sizes))
 
 
+@public
 def split(tensor, split_size_or_sections, dim=0):
     """Split into pieces of split_size (last may be smaller) or of the listed sizes; one multi-output node."""
     if not isinstance(split_size_or_sections, (int, np.integer)):
@@ -710,6 +736,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _view_op(entry, tensor, (int(dim), split_size))
 
 
+@public
 def chunk(input, chunks, dim=0):
     """Split into `chunks` pieces of equal size ceil(n / chunks) (fewer if they run out); SplitBackward0."""
     size = _split_dim(input, dim, "chunk")
@@ -721,6 +748,7 @@ def chunk(input, chunks, dim=0):
     return split(input, split_size, dim)
 
 
+@public
 def unbind(input, dim=0):
     """Remove a dim, returning its slices; one UnbindBackward0 node with one output per slice."""
     if input.ndim == 0:
@@ -730,6 +758,7 @@ def unbind(input, dim=0):
 
 
 # ----- narrow / flip --------------------------------------------------------------------------------------
+@public
 def narrow(input, dim, start, length):
     """input.narrow(dim, start, length): length elements from start along dim; SliceBackward0."""
     if input.ndim == 0:
@@ -758,6 +787,7 @@ def _(grad, dims):
 
 
 
+@public
 def flip(input, *args, dims=None):
     """Reverse the order of elements along dims; FlipBackward0."""
     dims = _dims_arg(args) if dims is None else tuple(dims)
@@ -779,6 +809,7 @@ def _(grad, self_shape, offset, dim1, dim2):
     return jnp.zeros(math.prod(self_shape), grad.dtype).at[idx].set(grad.reshape(-1)).reshape(self_shape)
 
 
+@public
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal ``offset`` of the (dim1, dim2) planes, as a new last dim; a view (DiagonalBackward0)."""
     d1, d2 = _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim)
@@ -896,11 +927,3 @@ def _split_rule(sizes, strides, offset, dim, split_size):
 def _unbind_rule(sizes, strides, offset, dim):
     d = _norm(dim, len(sizes))
     return tuple((_drop(sizes, d), _drop(strides, d), offset + i * strides[d]) for i in range(sizes[d]))
-
-
-_methods(reshape=reshape, view=view, view_as=view_as, reshape_as=reshape_as, flatten=flatten, ravel=ravel,
-         unflatten=unflatten, transpose=transpose, swapaxes=swapaxes, swapdims=swapdims, t=t, permute=permute,
-         movedim=movedim, moveaxis=moveaxis, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand,
-         expand_as=expand_as, repeat=repeat, split=split, chunk=chunk, unbind=unbind, narrow=narrow, flip=flip,
-         select=select, diagonal=diagonal,
-         T=property(_T), mT=property(_mT))

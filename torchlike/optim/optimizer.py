@@ -16,9 +16,8 @@ from copy import deepcopy
 
 import jax.numpy as jnp
 
-from .._tensor import Tensor
-from .. import _grad_mode as _gm
-from .._tensor import _typename
+from .. import _dtype, _grad_mode as _gm
+from .._tensor import Tensor, _typename
 from ..ops._views import _commit
 from ..utils.hooks import _add_hook
 
@@ -110,7 +109,6 @@ def _to_scalar(x):
 
 
 def _scalar_dtype():
-    from .. import _dtype
     return _dtype.float64 if _dtype.get_default_dtype() == _dtype.float64 else _dtype.float32
 
 
@@ -322,7 +320,6 @@ class Optimizer:
                 break
         if key == "step":
             if capturable or fused:
-                from .. import _dtype
                 return value.to(dtype=_dtype.float32, device=param.device)
             return value
         if param.is_floating_point():

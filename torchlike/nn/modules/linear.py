@@ -2,6 +2,7 @@
 import math
 
 from ...ops.creation import empty
+from ...ops.linalg import einsum
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -83,7 +84,6 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
-        from ...ops.linalg import einsum
         lead = input1.shape[:-1]
         x1 = input1.reshape(-1, self.in1_features)
         x2 = input2.reshape(-1, self.in2_features)

@@ -14,10 +14,10 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ..._tensor import Tensor
 from ... import _grad_mode as _gm
+from ..._tensor import Tensor, _typename
 from ...autograd.function import Function
-from ..._tensor import _typename
+from ...ops.creation import _parse_to
 from ...utils.hooks import RemovableHandle, _add_hook as _add
 from ..parameter import Buffer, Parameter
 
@@ -640,7 +640,6 @@ class Module:
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
         ``to(tensor)``; only floating point and complex tensors change dtype. Returns self."""
-        from ...ops.creation import _parse_to
         device, dtype, _ = _parse_to(args, kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):

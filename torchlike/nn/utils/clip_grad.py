@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from ..._tensor import Tensor, _wrap
 from ...ops._views import _commit
+from ...ops.creation import tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
@@ -61,7 +62,6 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        from ...ops.creation import tensor
         return tensor(0.0)
     total = _total_norm(tuple(t._data for t in tensors), norm_type=norm_type)
     if error_if_nonfinite and not bool(jnp.isfinite(total)):
