@@ -27,14 +27,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from torchlike._tensor import Tensor, _wrap
-from torchlike.ops.creation import _np_to_dtype
+from torchlike._internal import Tensor, np_to_dtype, wrap
 
 __all__ = ["to_jax", "from_jax", "to_numpy", "from_numpy", "to_torch", "from_torch"]
 
 
 def _leaf(data, requires_grad):
-    t = _wrap(data)
+    t = wrap(data)
     if requires_grad:
         t.requires_grad_(True)  # torch's error for integer/bool dtypes
     return t
@@ -63,7 +62,7 @@ def to_jax(t):
 def from_jax(a, *, requires_grad=False):
     """A history-free torchlike leaf Tensor around the ``jax.Array`` ``a`` (zero-copy)."""
     _check(a, jax.Array, "from_jax")
-    _np_to_dtype(a.dtype)  # TypeError for dtypes torchlike lacks (uint32, float8, ...)
+    np_to_dtype(a.dtype)  # TypeError for dtypes torchlike lacks (uint32, float8, ...)
     return _leaf(a, requires_grad)
 
 
@@ -80,7 +79,7 @@ def to_numpy(t):
 def from_numpy(a, *, requires_grad=False):
     """A torchlike leaf Tensor with ``a``'s values, dtype and shape (always a copy: NumPy memory is writable)."""
     _check(a, np.ndarray, "from_numpy")
-    _np_to_dtype(a.dtype)
+    np_to_dtype(a.dtype)
     return _leaf(jnp.array(a, copy=True), requires_grad)
 
 

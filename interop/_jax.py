@@ -42,8 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from torchlike._tensor import Tensor, _new, _wrap
-from torchlike.ops import _traced
+from torchlike._internal import Tensor, traced, wrap
 
 __all__ = ["jax_op", "as_jax"]
 
@@ -54,8 +53,7 @@ def _tensor_flatten(t):
 
 
 def _tensor_unflatten(requires_grad, children):
-    t = _new(Tensor)
-    t._data = children[0]
+    t = wrap(children[0])
     if requires_grad:
         t._requires_grad = True
     return t
@@ -107,7 +105,7 @@ class _JaxOp:
                 tensors.append(leaf)
                 spec.append(leaf._data.aval)
             elif _is_array(leaf):
-                t = _wrap(jnp.asarray(leaf))
+                t = wrap(jnp.asarray(leaf))
                 tensors.append(t)
                 spec.append(t._data.aval)
             else:
@@ -137,7 +135,7 @@ class _JaxOp:
                 args.append(statics[i] if i in statics else next(dyn))
             return fn(*args, **dyn_kw, **dict(static_kw))
 
-        sig = _traced.trace(self.name + "Backward", flat_fn, [t._data for t in tensors])
+        sig = traced.trace(self.name + "Backward", flat_fn, [t._data for t in tensors])
         if sig.cacheable:
             self._cache[key] = sig
         return sig
@@ -162,7 +160,7 @@ def _to_tensor(x):
     if isinstance(x, Tensor):
         return x
     if _is_array(x):
-        return _wrap(jnp.asarray(x))
+        return wrap(jnp.asarray(x))
     return x
 
 

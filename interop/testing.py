@@ -10,7 +10,13 @@
 (JAX's own autodiff of torchlike's forward ops) and central finite differences of the torchlike forward in
 float64. The scalar loss is the sum of the outputs times fixed random weights.
 """
+import jax
 import numpy as np
+import torch
+
+import torchlike as tl
+
+from ._jax import as_jax
 
 __all__ = ["assert_grads_close"]
 
@@ -30,7 +36,6 @@ def _loss(T, fn, tensors, weights):
 
 
 def _torchlike_grads(fn, arrays, weights):
-    import torchlike as tl
     xs = [tl.tensor(a, requires_grad=True) for a in arrays]
     loss = _loss(tl, fn, xs, weights)
     grads = tl.autograd.grad(loss, xs, allow_unused=True, materialize_grads=True)
@@ -38,40 +43,19 @@ def _torchlike_grads(fn, arrays, weights):
 
 
 def _torch_grads(fn, arrays, weights):
-    import torch
     xs = [torch.tensor(a, requires_grad=True) for a in arrays]
     loss = _loss(torch, fn, xs, weights)
     grads = torch.autograd.grad(loss, xs, allow_unused=True, materialize_grads=True)
     return [g.detach().numpy() for g in grads]
 
 
-def _as_jax(f):
-    try:
-        from ._jax import as_jax
-    except ImportError:  # fallback: run the torchlike function on Tensors wrapping tracers
-        import jax
-        import torchlike as tl
-        from torchlike._tensor import _wrap
-
-        def as_jax(f):
-            def g(*arrays):
-                with tl.no_grad():
-                    out = f(*[_wrap(a) for a in arrays])
-                return jax.tree_util.tree_map(lambda t: t._data, out, is_leaf=lambda t: isinstance(t, tl.Tensor))
-            return g
-    return as_jax(f)
-
-
 def _jax_grads(fn, arrays, weights):
-    import jax
-    import torchlike as tl
-    loss = _as_jax(lambda *xs: _loss(tl, fn, xs, weights))
+    loss = as_jax(lambda *xs: _loss(tl, fn, xs, weights))
     grads = jax.grad(loss, argnums=tuple(range(len(arrays))))(*[jax.numpy.asarray(a) for a in arrays])
     return [np.asarray(g) for g in grads]
 
 
 def _fd_grads(fn, arrays, weights, eps=1e-6):
-    import torchlike as tl
 
     def loss(values):
         with tl.no_grad():
@@ -119,7 +103,6 @@ def assert_grads_close(fn, *arrays, rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=
         if np.asarray(a).dtype.kind != "f":
             raise TypeError(f"assert_grads_close: input {k} is not a floating-point array")
     arrays = [np.array(a, dtype=np.float64) for a in arrays]
-    import torch
     with torch.no_grad():
         outs = _outputs(fn(torch, *[torch.tensor(a) for a in arrays]))
     rng = np.random.default_rng(seed)

@@ -17,8 +17,8 @@ _DATA_MODULES = {"torchlike._dtype", "torchlike._device", "torchlike._grad_mode"
 def _layer(module):
     if module in _DATA_MODULES:
         return DATA
-    if module == "torchlike.ops" or module.startswith("torchlike.ops."):
-        return OPS
+    if module == "torchlike.ops" or module.startswith("torchlike.ops.") or module == "torchlike._internal":
+        return OPS  # _internal gathers the data model's and the ops' shared internals for the layers above
     if module == "torchlike.autograd.engine":
         return ENGINE
     return API

@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
-from .._graph import grad_accumulator, gradient_edge
-from .._tensor import Tensor as _Tensor, Size as _Size, _wrap
+from .._internal import grad_accumulator, gradient_edge, wrap
+from .._tensor import Tensor as _Tensor, Size as _Size
 from ..ops._bind import public
 from ..ops.creation import zeros_like as _zeros_like
 from ._batched import _batched_grad
@@ -106,7 +106,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 if data.dtype.kind != "f" and data.dtype.name != "bfloat16":
                     raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
                                        f"{_dtype_str(data.dtype)}")
-                new.append(_wrap(_ones(data)))
+                new.append(wrap(_ones(data)))
                 continue
             out_shape, out_dtype = data.shape, data.dtype
         elif isinstance(out, graph.GradientEdge):
@@ -118,7 +118,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 if out_dtype.kind != "f" and out_dtype.name != "bfloat16":
                     raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
                                        f"{_dtype_str(out_dtype)}")
-                new.append(_wrap(jnp.ones(out_shape, out_dtype)))
+                new.append(wrap(jnp.ones(out_shape, out_dtype)))
                 continue
         else:
             raise AssertionError("Expected output to be a torch.Tensor")

@@ -9,8 +9,7 @@ one after another (retaining the graph) and stacked by differentiable ops.
 import jax
 import jax.numpy as jnp
 
-from .._tensor import _wrap
-from ..ops._registry import _FnOp
+from .._internal import FnOp, wrap
 from ..ops.creation import zeros_like
 from .engine import _run_backward, _nodes_to_execute
 
@@ -23,12 +22,12 @@ def _batched_grad(roots, grads, edges, retain_graph, create_graph, allow_unused)
     arrays = [g._data if g is not None else None for g in grads]
 
     def vjp(*arrs):
-        gs = [None if a is None else _wrap(a) for a in arrs]
+        gs = [None if a is None else wrap(a) for a in arrs]
         res = _run_backward(roots, gs, True, False, inputs=edges, accumulate_grad=False, allow_unused=True)
         return [None if r is None else r._data for r in res]
 
     out = jax.vmap(vjp, in_axes=tuple(0 if b else None for b in batched))(*arrays)
-    result = [None if o is None else _wrap(o) for o in out]
+    result = [None if o is None else wrap(o) for o in out]
     _check_unused(result, allow_unused)
     if not retain_graph:
         _release(roots, edges)
@@ -67,11 +66,11 @@ def _fn_op(kind, n):
         if kind == "unbind":
             def raw(x):
                 return tuple(x[i] for i in range(n))
-            op = _FnOp("UnbindBackward0", raw, jax.jit(raw), 1, n)
+            op = FnOp("UnbindBackward0", raw, jax.jit(raw), 1, n)
         else:
             def raw(*xs):
                 return (jnp.stack(xs),)
-            op = _FnOp("StackBackward0", raw, jax.jit(raw), n, 1)
+            op = FnOp("StackBackward0", raw, jax.jit(raw), n, 1)
         _ops[(kind, n)] = op
     return op
 

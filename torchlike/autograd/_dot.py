@@ -10,7 +10,7 @@ Only ``name()``, ``next_functions``, ``_saved_*`` and hook attributes of the nod
 """
 import shutil
 
-from .._graph import AccumulateGrad, gradient_edge
+from .._internal import AccumulateGrad, gradient_edge
 from .._tensor import Tensor
 
 __all__ = ["to_dot", "draw"]

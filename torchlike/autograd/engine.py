@@ -21,11 +21,8 @@ import itertools
 import logging
 import threading
 
-from .. import _grad_mode as _gm
-from .._anomaly_mode import _anomaly, _warn_forward_trace
-from .._graph import AccumulateGrad
-from .._tensor import Tensor, _type_string
-from ..ops._accumulate import accumulate, copy_grad
+from .._internal import (AccumulateGrad, Tensor, accumulate, anomaly, grad_enabled, grad_state, type_string,
+                         warn_forward_trace, wrap)
 
 _log = logging.getLogger("torchlike.autograd")
 _task_ids = itertools.count()
@@ -108,10 +105,10 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
         if node not in deps:
             heapq.heappush(heap, (-node._seq, next(tie), node))
 
-    prev_mode = _gm._state.grad_enabled
+    prev_mode = grad_enabled()
     prev_task = getattr(_current, "task", _NO_TASK)
-    check_nan = _anomaly.enabled and _anomaly.check_nan
-    _gm._state.grad_enabled = create_graph
+    check_nan = anomaly.enabled and anomaly.check_nan
+    grad_state.grad_enabled = create_graph
     _current.task = (next(_task_ids), seen, needed, captures)
     node = None
     try:
@@ -173,11 +170,11 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 if left == 0:
                     heappush(heap, (-nxt._seq, next(tie), nxt))
     except BaseException:
-        if _anomaly.enabled and node is not None:
-            _warn_forward_trace(node)
+        if anomaly.enabled and node is not None:
+            warn_forward_trace(node)
         raise
     finally:
-        _gm._state.grad_enabled = prev_mode
+        grad_state.grad_enabled = prev_mode
         _current.task = prev_task
         if log_handles is not None:
             for h in log_handles:
@@ -251,8 +248,8 @@ def _wrap_grad_check(hook, value, original):
         raise TypeError(f"expected Variable, but hook returned '{type(value).__name__}'")
     name = getattr(hook, "__name__", "<unknown>")
     if value._data.dtype != original._data.dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_string(original._data.dtype)} "
-                           f"got {_type_string(value._data.dtype)})")
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {type_string(original._data.dtype)} "
+                           f"got {type_string(value._data.dtype)})")
     if value._data.shape != original._data.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
     return value
@@ -288,7 +285,7 @@ def _call_tensor_pre_hooks(node, grads):
             if t is None or g is None:
                 continue
             if t._grad is None:  # torch clones (CloneBackward0 under create_graph)
-                t._grad = g.clone() if _gm._state.grad_enabled else copy_grad(g)
+                t._grad = g.clone() if grad_enabled() else wrap(g._data)
             else:
                 t._grad = t._grad + g
     return grads

@@ -24,13 +24,9 @@ import functools
 import inspect
 import warnings
 
-from .. import _grad_mode as _gm
-from .._dtype import _from_np
-from .._graph import Node, _FREED, _FREED_MSG
+from .._internal import FREED, FREED_MSG, Node, dtype_from_np, grad_enabled, no_grad, record, set_tangent
 from .._tensor import Tensor
-from ..ops import _record
 from ..ops.creation import zeros, zeros_like
-from ..ops._forward_ad import _set_tangent
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -73,8 +69,8 @@ class FunctionCtx:
     @property
     def saved_tensors(self):
         saved = self._for_backward
-        if _FREED in saved:
-            raise RuntimeError(_FREED_MSG)
+        if FREED in saved:
+            raise RuntimeError(FREED_MSG)
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
     @property
@@ -100,13 +96,13 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def _apply(self, grads, mask=None):
         cls = self._forward_cls
-        if _FREED in self._for_backward:
-            raise RuntimeError(_FREED_MSG)
+        if FREED in self._for_backward:
+            raise RuntimeError(FREED_MSG)
         grads = list(grads)
         if self._materialize:
             for i, (g, meta) in enumerate(zip(grads, self._out_meta)):
                 if g is None and meta is not None:
-                    grads[i] = zeros(meta.shape, dtype=_from_np(meta.dtype))
+                    grads[i] = zeros(meta.shape, dtype=dtype_from_np(meta.dtype))
         backward = _user_backward(cls)
         result = backward(self, *grads)
         if not isinstance(result, tuple):
@@ -135,7 +131,7 @@ class BackwardCFunction(FunctionCtx, Node):
     def _release(self):
         saved = self._for_backward
         if saved:
-            self._for_backward = tuple(None if s is None else _FREED for s in saved)
+            self._for_backward = tuple(None if s is None else FREED for s in saved)
 
 
 def _validate_grad(name, index, grad, meta):
@@ -153,7 +149,7 @@ def _validate_grad(name, index, grad, meta):
         if dims:
             grad = grad.sum(dim=dims, keepdim=True)
     if grad._data.dtype != meta.dtype:
-        grad = grad.to(_from_np(meta.dtype))
+        grad = grad.to(dtype_from_np(meta.dtype))
     return grad
 
 
@@ -246,9 +242,9 @@ def _apply_function(cls, args, kwargs, separate):
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     ctx._arg_is_tensor = is_tensor
     ctx.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
-    record = _gm._state.grad_enabled and any(ctx.needs_input_grad)
+    recording = grad_enabled() and any(ctx.needs_input_grad)
 
-    with _gm.no_grad():
+    with no_grad():
         if separate:
             output = cls.forward(*args, **kwargs)
             cls.setup_context(ctx, args, output)
@@ -262,15 +258,15 @@ def _apply_function(cls, args, kwargs, separate):
         if not any(d is a for a in inputs):
             warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have "
                           "been mutated should be passed to ctx.mark_dirty().", stacklevel=3)
-        if record and d._requires_grad and d._grad_fn is None:
+        if recording and d._requires_grad and d._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     for d in dirty:
         if not any(d is o for o in outputs):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                                "The inputs that are modified inplace must all be outputs of the Function.")
 
-    if record:
-        _record.connect(ctx, inputs, tuple(a._data.aval for a in inputs))
+    if recording:
+        record.connect(ctx, inputs, tuple(a._data.aval for a in inputs))
     ctx._out_meta = tuple(o._data.aval if isinstance(o, Tensor) else None for o in outputs)
 
     non_diff = ctx._non_differentiable
@@ -281,28 +277,28 @@ def _apply_function(cls, args, kwargs, separate):
             continue
         is_input = any(o is a for a in inputs)
         is_dirty = any(o is d for d in dirty)
-        diff = record and not any(o is n for n in non_diff) and o._data.dtype.kind in "fcV"
+        diff = recording and not any(o is n for n in non_diff) and o._data.dtype.kind in "fcV"
         if is_dirty:
             if diff:
-                _record.rebase_history(o, ctx, i)
+                record.rebase_history(o, ctx, i)
                 o._version_counter().version += 1  # torch bumps a dirty tensor's version once more when rebasing it
             wrapped.append(o)
             continue
         view_meta = "custom" if len(outputs) == 1 else "multi"  # what torch says when such a view is modified
         if is_input:  # returned as-is: a view of it carries this node (torch's view_as)
             if diff:
-                with _gm.no_grad():
+                with no_grad():
                     o = o.view_as(o)
                 o._view_meta = view_meta
-            elif record:
+            elif recording:
                 o = o.detach()
         elif diff and o._base is not None:
             o._view_meta = view_meta  # a view made inside forward: torch forbids modifying it in place
         if diff:
-            _record.set_history(o, ctx, i)
+            record.set_history(o, ctx, i)
         wrapped.append(o)
 
-    if record:
+    if recording:
         _save(ctx, inputs, wrapped)
     else:
         ctx._for_backward = ()
@@ -318,7 +314,7 @@ def _save(ctx, inputs, outputs):
             saved.append(None)
             continue
         out_nr = next((k for k, o in enumerate(outputs) if o is t and t._grad_fn is ctx), -1)
-        saved.append(_record.save(t, out_nr))
+        saved.append(record.save(t, out_nr))
     ctx._for_backward = tuple(saved)
     ctx._to_save = ()
 
@@ -331,13 +327,13 @@ def _forward_ad(cls, ctx, args, outputs):
     if ctx._materialize:
         tangents = [zeros_like(a) if isinstance(a, Tensor) and t is None and a.is_floating_point() else t
                     for a, t in zip(args, tangents)]
-    with _gm.no_grad():
+    with no_grad():
         result = cls.jvp(ctx, *tangents)
     if not isinstance(result, tuple):
         result = (result,)
     for o, t in zip(outputs, result):
         if isinstance(o, Tensor) and t is not None and o._data.dtype.kind in "fcV":
-            _set_tangent(o, t)
+            set_tangent(o, t)
 
 
 def once_differentiable(fn):
@@ -345,9 +341,9 @@ def once_differentiable(fn):
     go through a node that raises when differentiated (lazily, only if that node runs), as torch's."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        with _gm.no_grad():
+        with no_grad():
             outputs = fn(ctx, *args)
-        if not _gm._state.grad_enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        if not grad_enabled() or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
@@ -362,10 +358,10 @@ def once_differentiable(fn):
             fake._requires_grad = True
             fakes.append(fake)
             res.append(o.detach())
-        _record.connect(node, fakes, tuple(None if f is None else f._data.aval for f in fakes))
+        record.connect(node, fakes, tuple(None if f is None else f._data.aval for f in fakes))
         for i, out in enumerate(res):
             if isinstance(out, Tensor):
-                _record.set_history(out, node, i)
+                record.set_history(out, node, i)
         node._out_meta = tuple(o._data.aval if isinstance(o, Tensor) else None for o in outs)
         return res[0] if single else tuple(res)
     return wrapper

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 import torchlike as _tl
 
-from .. import _grad_mode as _gm
+from .._internal import enable_grad, grad_enabled, set_grad_enabled
 from . import forward_ad as fwAD
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -170,14 +170,14 @@ def _single_element(ts):
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """Return ``(func(*inputs), v^T J)``: the vector-Jacobian product at ``inputs``."""
-    with _gm.enable_grad():
+    with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
         outputs_tuple, outputs = _call(func, inputs, "vjp", strict)
         v = _default_v_check(v, outputs, outputs_tuple, create_graph, "vjp", _single_element(outputs),
                              "The vector v can only be None if the user-provided function returns a single "
                              "Tensor with a single element.")
-    with _gm.set_grad_enabled(True if create_graph else _gm.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else grad_enabled()):
         res = _grad(outputs, inputs, v, create_graph=create_graph)
         res = _zeros_for_none(res, inputs, strict, create_graph, "back")
     return (_untuple(_finish(outputs, create_graph), outputs_tuple),
@@ -186,7 +186,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """Return ``(func(*inputs), J v)``, computed with the double-backward trick as torch does."""
-    with _gm.enable_grad():
+    with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
         v = _default_v_check(v, inputs, inputs_tuple, create_graph, "jvp", _single_element(inputs),
@@ -197,7 +197,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         dummies = tuple(_tl.zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _strict_requires_grad(grad_inputs, "grad_inputs", strict)
-    with _gm.set_grad_enabled(True if create_graph else _gm.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else grad_enabled()):
         res = _grad(grad_inputs, dummies, v, create_graph=create_graph)
         res = _zeros_for_none(res, outputs, strict, create_graph, "back_trick")
     return (_untuple(_finish(outputs, create_graph), outputs_tuple),
@@ -230,7 +230,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                                       'set `create_graph=False` or `strategy="reverse-mode"`.')
         return _jacfwd(func, inputs, strict, vectorize)
 
-    with _gm.enable_grad():
+    with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph, need_graph=True)
         outputs_tuple, outputs = _call(func, inputs, "jacobian", strict)
@@ -370,10 +370,10 @@ def _scalar_setup(func, inputs, v, create_graph, strict, fn_name):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """Return ``(func(*inputs), v^T H)`` for a scalar ``func``."""
-    with _gm.enable_grad():
+    with enable_grad():
         inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _scalar_setup(func, inputs, v, create_graph,
                                                                              strict, "vhp")
-    with _gm.set_grad_enabled(True if create_graph else _gm.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else grad_enabled()):
         res = _grad(jac, inputs, v, create_graph=create_graph)
         res = _zeros_for_none(res, inputs, strict, create_graph, "double_back")
     return (_untuple(_finish(outputs, create_graph), outputs_tuple),
@@ -382,13 +382,13 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """Return ``(func(*inputs), H v)`` for a scalar ``func`` (double-backward trick, as torch)."""
-    with _gm.enable_grad():
+    with enable_grad():
         inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _scalar_setup(func, inputs, v, create_graph,
                                                                              strict, "hvp")
         dummies = tuple(_tl.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _grad(jac, inputs, dummies, create_graph=True)
         _strict_requires_grad(jac, "hessian", strict)
-    with _gm.set_grad_enabled(True if create_graph else _gm.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else grad_enabled()):
         res = _grad(double_back, dummies, v, create_graph=create_graph)
         res = _zeros_for_none(res, inputs, strict, create_graph, "double_back_trick")
     return (_untuple(_finish(outputs, create_graph), outputs_tuple),

@@ -23,9 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import autograd as _autograd  # the package, still being initialised here: grad() is read at call time
-from .._dtype import _from_np
-from .._tensor import Tensor, _wrap
-from ..ops._views import _write
+from .._internal import dtype_from_np, wrap, write
+from .._tensor import Tensor
 from ..ops.creation import rand, randn_like, zeros_like
 from . import forward_ad as fwAD
 from .engine import _run_backward
@@ -68,7 +67,7 @@ def _np(t):
 
 def _show(a):
     """A NumPy array as a torchlike Tensor, for torch's messages (which print tensors)."""
-    return _wrap(jnp.asarray(a))
+    return wrap(jnp.asarray(a))
 
 
 def _real_dtype(dt):
@@ -90,7 +89,7 @@ def _set_data(t, array):
     if t._storage is None:
         t._data = array
     else:  # t shares storage with views or aliases: they see the new values too
-        _write(t, array)
+        write(t, array)
 
 
 @jax.jit
@@ -116,7 +115,7 @@ def _check_same_dtype_and_shape(out1, out2, eps, idx=None):
 
 def _outputs_snapshot(fn, inputs):
     """Call fn; its outputs' current arrays (torch clones them: the input may be returned and then moved)."""
-    return [_wrap(o._data) for o in _as_tuple(fn(*inputs))]
+    return [wrap(o._data) for o in _as_tuple(fn(*inputs))]
 
 
 def _central_difference(fn, inputs, x, lo, hi, norm, eps, idx=None):
@@ -191,7 +190,7 @@ If the test
 
 def _vjp_rows(output, diff_inputs, grad_outputs):
     """One autograd.grad per grad_output: rows[j][i] is the gradient (Tensor or None) for input i."""
-    return [_autograd.grad(output, diff_inputs, _wrap(jnp.asarray(g)), retain_graph=True, allow_unused=True)
+    return [_autograd.grad(output, diff_inputs, wrap(jnp.asarray(g)), retain_graph=True, allow_unused=True)
             for g in grad_outputs]
 
 
@@ -434,7 +433,7 @@ def _forward_jacobian(fn, inputs, outputs, *, check_grad_dtypes=False, all_u=Non
             cols = [[] for _ in float_out]
             for tangent in tangents:
                 args = list(plain)
-                args[pos] = fwAD.make_dual(x, _wrap(jnp.asarray(tangent.reshape(x.shape), dt)))
+                args[pos] = fwAD.make_dual(x, wrap(jnp.asarray(tangent.reshape(x.shape), dt)))
                 duals = [o for o in _as_tuple(fn(*args)) if _is_float_or_complex(o)]
                 for m, d in enumerate(duals):
                     val, res = fwAD.unpack_dual(d)
@@ -457,7 +456,7 @@ def _test_undefined_forward_mode(func, outputs, inputs):
         duals = list(inputs)
         for p, u in zip(diff_pos, all_u):
             x = inputs[p]
-            duals[p] = fwAD.make_dual(x.detach(), _wrap(jnp.asarray(u.reshape(x.shape), x._data.dtype)))
+            duals[p] = fwAD.make_dual(x.detach(), wrap(jnp.asarray(u.reshape(x.shape), x._data.dtype)))
         for p in diff_pos:
             inp = inputs[p]
             keep = duals[p]
@@ -588,7 +587,7 @@ def _test_batched_grad(inputs, output, output_idx):
     grad_outputs = [randn_like(output.detach()) for _ in range(2)]
     expected = [fill(_autograd.grad(output, diff, g, retain_graph=True, allow_unused=True)) for g in grad_outputs]
     expected = [np.stack(shards) for shards in zip(*expected)]
-    stacked = _wrap(jnp.stack([g._data for g in grad_outputs]))
+    stacked = wrap(jnp.stack([g._data for g in grad_outputs]))
     try:
         result = fill(_autograd.grad(output, diff, stacked, retain_graph=True, allow_unused=True, is_grads_batched=True),
                       (2,))
@@ -773,7 +772,7 @@ def _test_batched_grad_forward_ad(func, inputs):
         tangents = [randn_like(current.detach()) for _ in range(2)]
         expected = [np.stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
         try:
-            result = jax.vmap(lambda t: jvp(_wrap(t)))(jnp.stack([t._data for t in tangents]))
+            result = jax.vmap(lambda t: jvp(wrap(t)))(jnp.stack([t._data for t in tangents]))
         except Exception as ex:  # noqa: BLE001 - torch reports a failing vmap as a GradcheckError too
             raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG_FWD_AD}"
                                  ) from ex
@@ -832,10 +831,10 @@ def _random_grad_output(out, noncontiguous):
     wide = noncontiguous and out.numel() > 1
     full = shape[:-1] + (shape[-1] * 2,) if wide else shape
     real = _real_dtype(dt)
-    data = rand(*full, dtype=_from_np(real))._data * 2 - 1
+    data = rand(*full, dtype=dtype_from_np(real))._data * 2 - 1
     if dt.kind == "c":
-        data = data + 1j * (rand(*full, dtype=_from_np(real))._data * 2 - 1)
-    t = _wrap(data.astype(dt))
+        data = data + 1j * (rand(*full, dtype=dtype_from_np(real))._data * 2 - 1)
+    t = wrap(data.astype(dt))
     if wide:
         t = t[..., ::2]
     return t.requires_grad_()

@@ -3,6 +3,7 @@
 """
 import threading
 
+# the public face of torchlike._graph: its public names (and _FREED, which tests read) are re-exported
 from .._graph import (Node, AccumulateGrad, GradientEdge, SavedTensor, saved_tensors_hooks,  # noqa: F401
                       save_on_cpu, disable_saved_tensors_hooks, allow_mutation_on_saved_tensors, RemovableHandle,
                       gradient_edge, _FREED)

@@ -11,9 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._device import device as _device
-from .._tensor import Tensor, _wrap
-from .. import _grad_mode as _gm
-from ..ops import _traced, _views
+from .._internal import grad_enabled, no_grad, traced, views, wrap
+from .._tensor import Tensor
 from ._autograd import _TensorListSlot, _make_autograd_function, _not_list_of_tensor
 from ._namespace import _OpOverload, _publish
 from ._pytree import _tree_flatten
@@ -59,7 +58,7 @@ class _Metadata:
 
 
 class _Compiled:
-    """One input signature's traced body (a ``_traced.Traced``) and what its trace learned."""
+    """One input signature's traced body (a ``traced.Traced``) and what its trace learned."""
 
     __slots__ = ("traced", "n_outs", "mutated", "bumps")
 
@@ -139,7 +138,7 @@ class CustomOpDef:
     # ----- calling -----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         positional, kwonly = self._bind(args, kwargs)
-        if _gm._state.grad_enabled and _any_requires_grad(positional):
+        if grad_enabled() and _any_requires_grad(positional):
             return self._apply_autograd(self._drop_defaults(positional), kwonly)
         return self._run(positional, kwonly)
 
@@ -230,7 +229,7 @@ class CustomOpDef:
         for i, t in enumerate(tensors):
             n = compiled.bumps[i] + (i in declared)
             if i in written:
-                _views._commit(t, written[i])
+                views._commit(t, written[i])
                 n -= 1
             if n > 0:
                 t._version_counter().version += n
@@ -254,9 +253,9 @@ class CustomOpDef:
         res = []
         for rtype, n in zip(schema.returns, n_outs):
             if rtype.startswith("Tensor["):
-                res.append([_wrap(next(it)) for _ in range(n)])
+                res.append([wrap(next(it)) for _ in range(n)])
             elif rtype.startswith("Tensor"):
-                res.append(_wrap(next(it)))
+                res.append(wrap(next(it)))
             else:
                 res.append(_to_python(next(it), rtype))
         if not schema.returns:
@@ -296,18 +295,18 @@ class CustomOpDef:
         info = _Compiled()
         n_kw = len(kw_names)
 
-        def body(*traced):
-            leaves = [_wrap(a) for a in traced] if mode == "tensor" else list(traced)
+        def body(*tracers):
+            leaves = [wrap(a) for a in tracers] if mode == "tensor" else list(tracers)
             it = iter(leaves)
             values = [_fill(v, it) for v in template]
             pos, kw = values[:len(values) - n_kw], dict(zip(kw_names, values[len(values) - n_kw:]))
-            with _gm.no_grad():
+            with no_grad():
                 result = kernel(*pos, **kw)
-            outs, counts = self._flat_result(result, leaves, traced)
+            outs, counts = self._flat_result(result, leaves, tracers)
             info.n_outs = counts
             info.mutated, new_data, info.bumps = [], [], [0] * len(leaves)
             if mode == "tensor":
-                for i, (leaf, a) in enumerate(zip(leaves, traced)):
+                for i, (leaf, a) in enumerate(zip(leaves, tracers)):
                     info.bumps[i] = leaf._version
                     if leaf._data is not a:
                         info.mutated.append(i)
@@ -316,10 +315,10 @@ class CustomOpDef:
             return outs + new_data
 
         # The one trace of the body (abstract evaluation: output shapes and structure, no fake kernel needed).
-        info.traced = _traced.trace(f"{self._name}Backward", body, arrays)
+        info.traced = traced.trace(f"{self._name}Backward", body, arrays)
         return info
 
-    def _flat_result(self, result, leaves, traced):
+    def _flat_result(self, result, leaves, tracers):
         """Check the body's result against the schema's returns; flat arrays plus per-return leaf counts."""
         schema = self._schema_obj
         returns = schema.returns
@@ -341,7 +340,7 @@ class CustomOpDef:
             counts.append(len(group))
             for o in group:
                 if rtype.startswith("Tensor"):
-                    if self._aliases(o, leaves, traced, seen):
+                    if self._aliases(o, leaves, tracers, seen):
                         raise _NoRetry(self._alias_error())
                     seen.append(o)
                 arr = o._data if isinstance(o, Tensor) else jnp.asarray(o)
@@ -351,12 +350,12 @@ class CustomOpDef:
         return outs, counts
 
     @staticmethod
-    def _aliases(o, leaves, traced, seen):
+    def _aliases(o, leaves, tracers, seen):
         data = o._data if isinstance(o, Tensor) else o
         for x in list(leaves) + list(seen):
             if o is x or (isinstance(x, Tensor) and (data is x._data or getattr(o, "_base", None) is x)):
                 return True
-        return any(data is a for a in traced)
+        return any(data is a for a in tracers)
 
     def _alias_error(self):
         return RuntimeError(

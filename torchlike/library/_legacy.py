@@ -14,7 +14,7 @@ import warnings
 import jax
 
 from .._tensor import Tensor
-from .. import _grad_mode as _gm
+from .._internal import grad_enabled
 from ..autograd.function import Function
 from ._custom_op import _any_requires_grad, custom_op
 from ._pytree import _tree_flatten, _tree_leaves, _tree_map
@@ -149,7 +149,7 @@ class _CustomOp:
                                f"were unable to find a '{missing}' registration. To use the CustomOp API to register a "
                                f"backward formula, please provide us both a backward function and a 'save for "
                                f"backward' function via `impl_backward` and `impl_save_for_backward` respectively.")
-        if _gm._state.grad_enabled and _any_requires_grad(list(args) + list(kwargs.values())):
+        if grad_enabled() and _any_requires_grad(list(args) + list(kwargs.values())):
             raise RuntimeError("Autograd has not been implemented for operator")
         return self._below_autograd(*args, **kwargs)
 

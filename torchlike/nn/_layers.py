@@ -15,12 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _grad_mode as _gm
-from .._tensor import _wrap
-from ..ops import _views, linalg as _linalg, shape as _shape
-from ..ops._registry import op, _apply
+from .._internal import CPP_TYPE_NAMES, apply, grad_enabled, no_grad, op, type_word, views, wrap
+from ..ops import linalg as _linalg, shape as _shape
 from ..ops.creation import zeros
-from ..ops.linalg import _CPP_NAMES, _word
 from . import functional as F  # functional imports this module at its end: its names are read at call time
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding",
@@ -124,8 +121,8 @@ def _pad(input, pad, mode):
                 raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
                                    f"dimension, but got: padding ({pad[2 * i]}, {pad[2 * i + 1]}) at dimension {d} of "
                                    f"input {list(input.shape)}")
-        return _apply(_reflection_pad, (input,), (pad,))
-    return _apply(_replication_pad, (input,), (pad,))
+        return apply(_reflection_pad, (input,), (pad,))
+    return apply(_replication_pad, (input,), (pad,))
 
 
 def _conv_param(value, k, name):
@@ -140,7 +137,7 @@ def _conv_param(value, k, name):
 
 
 def _cpp_name(t):
-    return _CPP_NAMES[np.dtype(t._data.dtype).name]
+    return CPP_TYPE_NAMES[np.dtype(t._data.dtype).name]
 
 
 def _check_conv(x, weight, bias, stride, padding, dilation, groups):
@@ -172,9 +169,9 @@ def _check_conv(x, weight, bias, stride, padding, dilation, groups):
                            f"size")
     if x._data.dtype != weight._data.dtype:
         if x._data.dtype == np.float32:
-            raise RuntimeError(f"Input type (torch.{_word(x)}Tensor) and weight type (torch.{_word(weight)}Tensor) "
+            raise RuntimeError(f"Input type (torch.{type_word(x)}Tensor) and weight type (torch.{type_word(weight)}Tensor) "
                                f"should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
-        raise RuntimeError(f"expected scalar type {_word(x)} but found {_word(weight)}")
+        raise RuntimeError(f"expected scalar type {type_word(x)} but found {type_word(weight)}")
     if any(d <= 0 for d in dilation):  # the float64 kernel words it differently
         if x._data.dtype == np.float64:
             raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
@@ -217,9 +214,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             pad = []
             for t, l in zip(reversed(total), reversed(left)):
                 pad += [0, t - 2 * l]
-            x = _apply(_constant_pad, (x,), (tuple(pad),))
+            x = apply(_constant_pad, (x,), (tuple(pad),))
     _check_conv(x, weight, bias, stride, padding, dilation, groups)
-    out = _apply(_convolution, (x, weight, bias), (stride, padding, dilation, False, output_padding, groups))
+    out = apply(_convolution, (x, weight, bias), (stride, padding, dilation, False, output_padding, groups))
     return out if batched else _shape.squeeze(out, 0)
 
 
@@ -342,7 +339,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     ``return_indices=True`` also the flat ``h * W + w`` index of each maximum."""
     k, s, p, d = _pool_params("max_pool2d", kernel_size, stride, padding, dilation)
     _pool_shape(input, _two(k), _two(s) if s else _two(k), _two(p), _two(d), ceil_mode, True)
-    out, indices = _apply(_max_pool, (input,), (k, s, p, d, bool(ceil_mode)))
+    out, indices = apply(_max_pool, (input,), (k, s, p, d, bool(ceil_mode)))
     return (out, indices) if return_indices else out
 
 
@@ -376,7 +373,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _pool_shape(input, _two(k), _two(s) if s else _two(k), _two(p), (1, 1), ceil_mode, False)
-    return _apply(_avg_pool, (input,), (k, s, p, bool(ceil_mode), bool(count_include_pad),
+    return apply(_avg_pool, (input,), (k, s, p, bool(ceil_mode), bool(count_include_pad),
                                         None if divisor_override is None else int(divisor_override)))
 
 
@@ -394,7 +391,7 @@ def _check_mixed(input, *params):
                                   "dtype) are not supported; cast them to the input's dtype")
     for t in given:
         if t._data.dtype != dt:
-            raise RuntimeError(f"expected scalar type {_word(input)} but found {_word(t)}")
+            raise RuntimeError(f"expected scalar type {type_word(input)} but found {type_word(t)}")
 
 
 # ----- layer_norm --------------------------------------------------------------------------------------------
@@ -440,7 +437,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
                            f"{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
     _check_mixed(input, weight, bias)
-    return _apply(_layer_norm, (input, weight, bias), (ns, float(eps)))[0]
+    return apply(_layer_norm, (input, weight, bias), (ns, float(eps)))[0]
 
 
 # ----- batch_norm --------------------------------------------------------------------------------------------
@@ -502,8 +499,8 @@ def _write_quiet(t, data):
     if t._storage is None:
         t._data = data
     else:
-        _views._write(t, data)
-        _views._regenerate(t._storage)
+        views._write(t, data)
+        views._regenerate(t._storage)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -527,7 +524,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not training and running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
     _check_mixed(input, weight, bias, running_mean, running_var)
-    out, mean, invstd = _apply(_batch_norm, (input, weight, bias, running_mean, running_var),
+    out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                                (bool(training), float(eps)))
     if training and running_mean is not None:
         n = input.numel() // max(c, 1)
@@ -587,17 +584,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise RuntimeError("'weight' must be 2-D")
     if input._data.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{_word(input)}Tensor instead (while checking arguments for "
+                           f"Long, Int; but got torch.{type_word(input)}Tensor instead (while checking arguments for "
                            f"embedding)")
     if not _is_tracer(input):
         idx = np.asarray(input._data)
         if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
             raise IndexError("index out of range in self")
     if max_norm is not None:
-        with _gm.no_grad():  # torch.embedding_renorm_: an in-place write (version bump) outside autograd
-            _views._commit(weight, _renorm_rows(weight._data, input._data, jnp.asarray(max_norm, weight._data.dtype),
+        with no_grad():  # torch.embedding_renorm_: an in-place write (version bump) outside autograd
+            views._commit(weight, _renorm_rows(weight._data, input._data, jnp.asarray(max_norm, weight._data.dtype),
                                                 jnp.asarray(norm_type, weight._data.dtype)))
-    return _apply(_embedding, (weight, input), (int(padding_idx), bool(scale_grad_by_freq), bool(sparse)))
+    return apply(_embedding, (weight, input), (int(padding_idx), bool(scale_grad_by_freq), bool(sparse)))
 
 
 # ----- scaled_dot_product_attention --------------------------------------------------------------------------
@@ -692,7 +689,7 @@ def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
         return False
     if q.shape[1] != k.shape[1] and not (enable_gqa and q.shape[1] % k.shape[1] == 0):
         return False
-    if mask is not None and (mask.ndim not in (2, 4) or (mask._requires_grad and _gm._state.grad_enabled)):
+    if mask is not None and (mask.ndim not in (2, 4) or (mask._requires_grad and grad_enabled())):
         return False
     return q._data.dtype in (np.float32, np.float64)
 
@@ -709,24 +706,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     dts = [t._data.dtype for t in (query, key, value)]
     if not dts[0] == dts[1] == dts[2]:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
-                           f"{_CPP_NAMES[np.dtype(dts[0]).name]} key.dtype: {_CPP_NAMES[np.dtype(dts[1]).name]} and "
-                           f"value.dtype: {_CPP_NAMES[np.dtype(dts[2]).name]} instead.")
+                           f"{CPP_TYPE_NAMES[np.dtype(dts[0]).name]} key.dtype: {CPP_TYPE_NAMES[np.dtype(dts[1]).name]} and "
+                           f"value.dtype: {CPP_TYPE_NAMES[np.dtype(dts[2]).name]} instead.")
     if attn_mask is not None:
         md = attn_mask._data.dtype
         if md not in (np.bool_, np.float32, dts[0]):
             raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                               f"attn_mask.dtype: {_CPP_NAMES[np.dtype(md).name]} and  query.dtype: "
-                               f"{_CPP_NAMES[np.dtype(dts[0]).name]} instead.")
+                               f"attn_mask.dtype: {CPP_TYPE_NAMES[np.dtype(md).name]} and  query.dtype: "
+                               f"{CPP_TYPE_NAMES[np.dtype(dts[0]).name]} instead.")
         if is_causal:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
         if md == np.bool_:
-            attn_mask = _wrap(_bool_to_additive(attn_mask._data, query._data))
+            attn_mask = wrap(_bool_to_additive(attn_mask._data, query._data))
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] % key.shape[-3]:
         raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
     if _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
         statics = (float(dropout_p), bool(is_causal), None if scale is None else float(scale))
-        return _apply(_flash, (query, key, value, attn_mask), statics)[0]
+        return apply(_flash, (query, key, value, attn_mask), statics)[0]
     return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
@@ -734,18 +731,18 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     """torch's _scaled_dot_product_attention_math, op by op."""
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     root = math.sqrt(abs(s))
-    q = _apply(F._mul_scalar, (query,), (-root if s < 0 else root,))
+    q = apply(F._mul_scalar, (query,), (-root if s < 0 else root,))
     if is_causal:
         L, S = query.shape[-2], key.shape[-2]
-        attn_mask = _wrap(_bool_to_additive(np.tril(np.ones((L, S), bool)), query._data))
+        attn_mask = wrap(_bool_to_additive(np.tril(np.ones((L, S), bool)), query._data))
     if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key = _repeat_interleave(key, rep)
         value = _repeat_interleave(value, rep)
-    attn = _linalg.matmul(q, _apply(F._mul_scalar, (key.transpose(-2, -1),), (root,)))
+    attn = _linalg.matmul(q, apply(F._mul_scalar, (key.transpose(-2, -1),), (root,)))
     if attn_mask is not None:
         attn = attn + attn_mask
-    attn = _apply(_safe_softmax, (attn,), (-1,))
+    attn = apply(_safe_softmax, (attn,), (-1,))
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, True)
     return _linalg.matmul(attn, value)
@@ -770,7 +767,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       f"instead.", stacklevel=3)
     if not is_float:
-        mask = _wrap(_bool_to_penalty(mask._data, np.zeros((), target_type)))
+        mask = wrap(_bool_to_penalty(mask._data, np.zeros((), target_type)))
     return mask
 
 
@@ -832,7 +829,7 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v):
 
 def _mask_pad(mask):
     """F.pad(mask, (0, 1)): one more key column that every query may attend to."""
-    return _apply(_constant_pad, (mask,), ((0, 1),))
+    return apply(_constant_pad, (mask,), ((0, 1),))
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,

@@ -13,13 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import _wrap
-from .. import _grad_mode as _gm
+from .._internal import OpDef, OpNode, apply, apply_inplace, broadcast_batch, grad_enabled, op, type_word, wrap
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
 from ..ops import shape as _shape
-from ..ops._registry import OpDef, op, _apply, _apply_inplace, _OpNode
 from ..ops._record import interpose
-from ..ops.linalg import _broadcast_batch, _word
 
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
            "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits", "dropout",
@@ -36,7 +33,7 @@ def _is_float(t):
 
 
 def _not_differentiable(fn, name, t):
-    if t is not None and t._requires_grad and _gm._state.grad_enabled:
+    if t is not None and t._requires_grad and grad_enabled():
         raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{name}'. This input "
                            f"cannot have requires_grad True.")
 
@@ -59,10 +56,10 @@ def _(grad, mat1, weight):
 
 
 def _linear_apply(node, grads, mask=None):
-    outs = list(_OpNode._apply(node, grads, mask))  # a tuple when every input needs a gradient
+    outs = list(OpNode._apply(node, grads, mask))  # a tuple when every input needs a gradient
     dw = outs[2]
     if dw is not None:  # present the W-layout gradient as the W.T-layout one torch's node returns
-        outs[2] = dw.t() if _gm._state.grad_enabled else _shape._transposed_grad(dw._data)
+        outs[2] = dw.t() if grad_enabled() else _shape._transposed_grad(dw._data)
     return outs
 
 
@@ -74,7 +71,7 @@ def _saved_mat2(node):
     w = _saved_weight(node)
     if w is None:
         return None
-    t = _wrap(jnp.transpose(w._data))
+    t = wrap(jnp.transpose(w._data))
     if node.next_functions[2][0] is not None:
         t._grad_fn, t._requires_grad = node.next_functions[2][0], True
     return t
@@ -95,7 +92,7 @@ def _fused_linear_ok(input, weight, bias):
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (AddmmBackward0 / MmBackward0 / views)."""
     if bias is not None and _fused_linear_ok(input, weight, bias):
-        out = _apply(_linear_addmm, (bias, input, weight), (1, 1))
+        out = apply(_linear_addmm, (bias, input, weight), (1, 1))
         if out._grad_fn is not None:
             w = weight._data.aval
             interpose(out._grad_fn, 2, _shape._t, weight, (), jax.core.ShapedArray(w.shape[::-1], w.dtype))
@@ -118,7 +115,7 @@ def relu(input, inplace=False):
 def silu(input, inplace=False):
     """input * sigmoid(input) (SiluBackward0); in place with ``inplace=True``."""
     if inplace:
-        return _apply_inplace(_pw._silu, input, (input,), ())
+        return apply_inplace(_pw._silu, input, (input,), ())
     return _pw.silu(input)
 
 
@@ -231,9 +228,9 @@ def _check_targets(target, n_classes, ignore_index):
 
 def _nll_call(entry, kernel, fname, input, target, weight, reduction, ignore_index):
     if target._data.dtype not in (np.int64, np.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_word(target)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_word(target)}")
     if not _is_float(input):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_word(input)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_word(input)}'")
     n_classes = input.shape[0 if input.ndim == 1 else 1]
     if weight is not None:
         if entry is _nll and (weight.ndim != 1 or weight.numel() != n_classes):
@@ -242,11 +239,11 @@ def _nll_call(entry, kernel, fname, input, target, weight, reduction, ignore_ind
         if entry is _nll2d and weight.numel() != n_classes:
             raise RuntimeError("weight tensor should be defined either for all or no classes")
         if weight._data.dtype != input._data.dtype:
-            raise RuntimeError(f"expected scalar type {_word(input)} but found {_word(weight)}")
+            raise RuntimeError(f"expected scalar type {type_word(input)} but found {type_word(weight)}")
         _not_differentiable(fname, "weight", weight)
         weight = weight.reshape(-1)
     _check_targets(target, n_classes, ignore_index)
-    return _apply(entry, (input, target, weight), (reduction, ignore_index))[0]
+    return apply(entry, (input, target, weight), (reduction, ignore_index))[0]
 
 
 def _nll_nd(input, target, weight, reduction, ignore_index):
@@ -336,7 +333,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def _cross_entropy_probs(input, target, weight, red, ignore_index, label_smoothing, axis):
     if not _is_float(target):
-        raise RuntimeError(f"Expected floating point type for target with class probabilities, got {_word(target)}")
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got {type_word(target)}")
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     n_classes = input.shape[axis]
@@ -355,7 +352,7 @@ def _cross_entropy_probs(input, target, weight, red, ignore_index, label_smoothi
         return -prod.sum()
     if input.numel() == 0:
         return -prod.sum() * float("nan")
-    return _apply(_div_scalar, (-prod.sum(),), (input.numel() // n_classes,))
+    return apply(_div_scalar, (-prod.sum(),), (input.numel() // n_classes,))
 
 
 def _cross_entropy_smooth(input, target, weight, red, ignore_index, label_smoothing, axis):
@@ -369,14 +366,14 @@ def _cross_entropy_smooth(input, target, weight, red, ignore_index, label_smooth
         keep = ~ignore._data
         if weight is not None:
             t = jnp.where(keep, target._data, 0).astype(jnp.int64)
-            denom = _wrap(jnp.sum(jnp.where(keep, weight._data[t], 0)))
+            denom = wrap(jnp.sum(jnp.where(keep, weight._data[t], 0)))
         else:
-            denom = _wrap(jnp.sum(keep, dtype=jnp.int64))
+            denom = wrap(jnp.sum(keep, dtype=jnp.int64))
         smooth = smooth.sum() / denom
     elif red == 2:
         smooth = smooth.sum()
-    return (_apply(_mul_scalar, (nll,), (1 - label_smoothing,))
-            + _apply(_mul_scalar, (smooth,), (label_smoothing / n_classes,)))
+    return (apply(_mul_scalar, (nll,), (1 - label_smoothing,))
+            + apply(_mul_scalar, (smooth,), (label_smoothing / n_classes,)))
 
 
 # ----- mse_loss, l1_loss -------------------------------------------------------------------------------------
@@ -398,7 +395,7 @@ def _broadcast_pair(input, target):
         warnings.warn(f"Using a target size ({_size(target.shape)}) that is different to the input size "
                       f"({_size(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
                       f"Please ensure they have the same size.", stacklevel=3)
-        shape = _broadcast_batch(input.shape, target.shape)
+        shape = broadcast_batch(input.shape, target.shape)
         input = input if input.shape == shape else input.expand(*shape)
         target = target if target.shape == shape else target.expand(*shape)
     return input, target
@@ -424,9 +421,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         return _weighted((a - b) ** 2, weight, input, reduction)
     red = _reduction(reduction, size_average, reduce)
     if not _is_float(a) and not _is_float(b):
-        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_word(a)}'")
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{type_word(a)}'")
     dt = _pw._binary_dtype(a, b)
-    return _apply(_mse, (a, b), (red, dt))
+    return apply(_mse, (a, b), (red, dt))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -474,16 +471,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input.shape != target.shape:
         raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size ({_size(input.shape)})")
     if not _is_float(input):
-        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{_word(input)}'")
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{type_word(input)}'")
     if not _is_float(target):  # torch computes (1 - target).mul_(input) in place
-        raise RuntimeError(f"result type {_word(input)} can't be cast to the desired output type {_word(target)}")
+        raise RuntimeError(f"result type {type_word(input)} can't be cast to the desired output type {type_word(target)}")
     if weight is not None:  # torch: loss.mul_(weight)
-        _broadcast_batch(input.shape, weight.shape)
+        broadcast_batch(input.shape, weight.shape)
         _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     if pos_weight is not None:  # torch: (pos_weight - 1).mul(target)
-        _broadcast_batch(pos_weight.shape, input.shape)
+        broadcast_batch(pos_weight.shape, input.shape)
         _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    return _apply(_bce, (input, target, weight, pos_weight), (red, target._data.dtype))
+    return apply(_bce, (input, target, weight, pos_weight), (red, target._data.dtype))
 
 
 # ----- dropout, one_hot --------------------------------------------------------------------------------------
@@ -500,12 +497,12 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     if not _is_float(input):
-        raise RuntimeError(f"result type Float can't be cast to the desired output type {_word(input)}")
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {type_word(input)}")
     dt = input._data.dtype
     if p == 1:
-        mask = _wrap(jnp.zeros((), dt))
+        mask = wrap(jnp.zeros((), dt))
     else:
-        mask = _wrap(_dropout_mask(_creation._key(None), shape=tuple(input.shape), dtype=dt, p=float(p)))
+        mask = wrap(_dropout_mask(_creation._key(None), shape=tuple(input.shape), dtype=dt, p=float(p)))
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -519,7 +516,7 @@ def one_hot(tensor, num_classes=-1):
     if tensor.numel() == 0:
         if num_classes == -1:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        return _wrap(jnp.zeros(tuple(tensor.shape) + (num_classes,), jnp.int64))
+        return wrap(jnp.zeros(tuple(tensor.shape) + (num_classes,), jnp.int64))
     values = np.asarray(tensor._data)
     if values.min() < 0:
         raise RuntimeError("Class values must be non-negative.")
@@ -527,7 +524,7 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(values.max()) + 1
     elif values.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return _wrap(jax.nn.one_hot(tensor._data, num_classes, dtype=jnp.int64))
+    return wrap(jax.nn.one_hot(tensor._data, num_classes, dtype=jnp.int64))
 
 
 from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,  # noqa: E402,F401

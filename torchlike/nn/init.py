@@ -12,9 +12,8 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
-from .. import _grad_mode as _gm
+from .._internal import commit, no_grad
 from ..ops import creation as _creation
-from ..ops._views import _commit
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -65,8 +64,8 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     d = _float_kind(tensor, "check_uniform_bounds")
     if not a <= b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    with _gm.no_grad():
-        _commit(tensor, _uniform_sample(_creation._key(generator), a, b, shape=_shape(tensor), dtype=d))
+    with no_grad():
+        commit(tensor, _uniform_sample(_creation._key(generator), a, b, shape=_shape(tensor), dtype=d))
     return tensor
 
 
@@ -75,8 +74,8 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     d = _float_kind(tensor, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    with _gm.no_grad():
-        _commit(tensor, _normal_sample(_creation._key(generator), mean, std, shape=_shape(tensor), dtype=d))
+    with no_grad():
+        commit(tensor, _normal_sample(_creation._key(generator), mean, std, shape=_shape(tensor), dtype=d))
     return tensor
 
 
@@ -86,15 +85,15 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
     d = _float_kind(tensor, "normal_kernel_cpu")
-    with _gm.no_grad():
-        _commit(tensor, _trunc_normal_sample(_creation._key(generator), mean, std, a, b, shape=_shape(tensor),
+    with no_grad():
+        commit(tensor, _trunc_normal_sample(_creation._key(generator), mean, std, a, b, shape=_shape(tensor),
                                              dtype=d))
     return tensor
 
 
 def constant_(tensor, val):
     """Fill ``tensor`` with ``val``."""
-    with _gm.no_grad():
+    with no_grad():
         return tensor.fill_(val)
 
 
@@ -105,7 +104,7 @@ def ones_(tensor):
 
 def zeros_(tensor):
     """Fill ``tensor`` with zeros."""
-    with _gm.no_grad():
+    with no_grad():
         return tensor.zero_()
 
 
@@ -113,8 +112,8 @@ def eye_(tensor):
     """Fill a 2-D ``tensor`` with the identity matrix."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    with _gm.no_grad():
-        _commit(tensor, jnp.eye(*_shape(tensor), dtype=tensor._data.dtype))
+    with no_grad():
+        commit(tensor, jnp.eye(*_shape(tensor), dtype=tensor._data.dtype))
     return tensor
 
 
@@ -133,8 +132,8 @@ def dirac_(tensor, groups=1):
     for g in range(groups):
         for d in range(min_dim):
             value = value.at[(g * per_group + d, d) + centre].set(1)
-    with _gm.no_grad():
-        _commit(tensor, value)
+    with no_grad():
+        commit(tensor, value)
     _bump(tensor, groups * min_dim)  # torch: zero_() then one indexed write per delta
     return tensor
 
@@ -230,8 +229,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     q = _orthogonal(_creation._key(generator), rows=rows, cols=cols, dtype=tensor._data.dtype)
-    with _gm.no_grad():
-        _commit(tensor, q.reshape(_shape(tensor)))
+    with no_grad():
+        commit(tensor, q.reshape(_shape(tensor)))
         tensor.mul_(gain)
     return tensor
 
@@ -246,8 +245,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     keys = jax.random.split(_creation._key(generator), cols)
     perms = jax.vmap(lambda k: jax.random.permutation(k, rows))(keys)  # (cols, rows)
     zero = jnp.zeros((rows, cols), bool).at[perms[:, :num_zeros].T, jnp.arange(cols)[None, :]].set(True)
-    with _gm.no_grad():
-        _commit(tensor, jnp.where(zero, 0, tensor._data))
+    with no_grad():
+        commit(tensor, jnp.where(zero, 0, tensor._data))
     _bump(tensor, cols - 1)  # torch: one indexed write per column
     return tensor
 

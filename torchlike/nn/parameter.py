@@ -1,5 +1,6 @@
 """Parameter and Buffer: the Tensor kinds a Module registers automatically, as torch.nn.parameter."""
-from .._tensor import Tensor, _differentiable_dtype
+from .._internal import differentiable_dtype
+from .._tensor import Tensor
 from ..ops.creation import empty, tensor
 
 __all__ = ["Parameter", "Buffer", "is_lazy"]
@@ -22,7 +23,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         t = _alias(data, cls)
-        if requires_grad and not _differentiable_dtype(t._data.dtype):
+        if requires_grad and not differentiable_dtype(t._data.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t._requires_grad = bool(requires_grad)
         return t

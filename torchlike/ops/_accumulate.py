@@ -1,17 +1,10 @@
 """Leaf accumulation: what an AccumulateGrad node does with the gradient that reaches it (the engine calls
 ``accumulate`` for AccumulateGrad nodes; the node itself is plain data in ``torchlike._graph``)."""
 from .. import _grad_mode as _gm
-from .._tensor import _new
+from .._tensor import _wrap
 from ._registry import _apply
 from ._views import _commit
 from .pointwise import _copy_from
-
-
-def copy_grad(g):
-    """A new history-free Tensor sharing g's (immutable) array."""
-    t = _new(type(g))
-    t._data = g._data
-    return t
 
 
 def accumulate(variable, grad):
@@ -22,7 +15,7 @@ def accumulate(variable, grad):
     if _gm._state.grad_enabled:  # create_graph: keep the gradient's history (a first .grad is torch's CopyBackwards)
         variable._grad = _apply(_copy_from, (None, grad), ()) if old is None else old + grad
     elif old is None:
-        variable._grad = copy_grad(grad)
+        variable._grad = _wrap(grad._data)  # a new tensor sharing the (immutable) array
     else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped
         _commit(old, (old + grad)._data)
     if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked

@@ -377,9 +377,11 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
 
 
 def _like(factory):
-    def make(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """``<factory>_like(input, ...)``; random factories also take ``generator=``."""
+    def make(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, **generator):
         return factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                       device=device if device is not None else input.device, requires_grad=requires_grad)
+                       device=device if device is not None else input.device, requires_grad=requires_grad,
+                       **generator)
     make.__name__ = make.__qualname__ = factory.__name__ + "_like"
     make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
     return make
@@ -724,18 +726,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _finish(arr, device, requires_grad, out)
 
 
-def _like_random(factory):
-    def make(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
-             memory_format=None):
-        return factory(tuple(input.shape), generator=generator, dtype=dtype if dtype is not None else input.dtype,
-                       device=device if device is not None else input.device, requires_grad=requires_grad)
-    make.__name__ = make.__qualname__ = factory.__name__ + "_like"
-    make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
-    return make
-
-
-rand_like = public(_like_random(rand), method=False)
-randn_like = public(_like_random(randn), method=False)
+rand_like = public(_like(rand), method=False)
+randn_like = public(_like(randn), method=False)
 
 
 @public(method=False)

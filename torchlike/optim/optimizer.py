@@ -16,9 +16,9 @@ from copy import deepcopy
 
 import jax.numpy as jnp
 
-from .. import _dtype, _grad_mode as _gm
-from .._tensor import Tensor, _typename
-from ..ops._views import _commit
+from .._internal import commit, enable_grad, no_grad, typename
+from .. import _dtype
+from .._tensor import Tensor
 from ..utils.hooks import _add_hook
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -67,7 +67,7 @@ def _hooked_step(step):
                                        f"{result}.")
         self._in_step = True
         try:
-            with _gm.no_grad():
+            with no_grad():
                 out = step(*args, **kwargs)
         finally:
             self._in_step = False
@@ -96,7 +96,7 @@ def _real_dtype(dtype):
 
 def _write(t, data, bumps=1):
     """Write ``data`` into ``t`` in place; ``bumps``: how many in-place ops torch runs on it (its version)."""
-    _commit(t, data)
+    commit(t, data)
     if bumps > 1:
         t._version_counter().version += bumps - 1
 
@@ -136,7 +136,7 @@ class Optimizer:
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            "but got " + _typename(params))
+                            "but got " + typename(params))
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -211,7 +211,7 @@ class Optimizer:
             param_group["param_names"] = names
         for param in tensors:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + typename(param))
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -256,7 +256,7 @@ class Optimizer:
     def _eval_closure(self, closure):
         if closure is None:
             return None
-        with _gm.enable_grad():
+        with enable_grad():
             return closure()
 
     def _params_with_grad(self, group):

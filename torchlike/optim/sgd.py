@@ -2,7 +2,8 @@
 import jax
 import jax.numpy as jnp
 
-from .._tensor import Tensor, _wrap
+from .._internal import wrap
+from .._tensor import Tensor
 from .optimizer import Optimizer, _f64, _real_dtype, _scalar_arg, _traces, _write
 
 __all__ = ["SGD"]
@@ -94,7 +95,7 @@ class SGD(Optimizer):
             if old is not None:
                 for p, b, a in zip(ps, old, nbs):
                     if b is None:  # torch: buf = grad.clone()
-                        self.state[p]["momentum_buffer"] = _wrap(a)
+                        self.state[p]["momentum_buffer"] = wrap(a)
                     else:  # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                         _write(b, a, bumps=2)
         return loss

@@ -14,10 +14,9 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ... import _grad_mode as _gm
-from ..._tensor import Tensor, _typename
+from ..._internal import grad_enabled, no_grad, parse_to, typename
+from ..._tensor import Tensor
 from ...autograd.function import Function
-from ...ops.creation import _parse_to
 from ...utils.hooks import RemovableHandle, _add_hook as _add
 from ..parameter import Buffer, Parameter
 
@@ -93,14 +92,19 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     return handle
 
 
-def register_module_backward_hook(hook):
-    """Legacy (non-full) backward hook for every module."""
+def _add_global_backward_hook(hook, full):
+    """Both kinds of global backward hooks share one dict; torch refuses to mix them."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
                            "Please use only one of them.")
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = full
     return _add(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """Legacy (non-full) backward hook for every module."""
+    return _add_global_backward_hook(hook, full=False)
 
 
 def register_module_full_backward_pre_hook(hook):
@@ -110,12 +114,7 @@ def register_module_full_backward_pre_hook(hook):
 
 def register_module_full_backward_hook(hook):
     """A full backward hook for every module, run before the modules' own."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
-                           "Please use only one of them.")
-    _global_is_full_backward_hook = True
-    return _add(_global_backward_hooks, hook)
+    return _add_global_backward_hook(hook, full=True)
 
 
 # ----- full backward hooks: identity Function nodes around inputs and outputs (torch's BackwardHook) ----------
@@ -198,7 +197,7 @@ class _BackwardHook:
     def _apply_on_tensors(self, node_hook, args):
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in idx]
-        if not (any(t.requires_grad for t in tensors) and _gm._state.grad_enabled):
+        if not (any(t.requires_grad for t in tensors) and grad_enabled()):
             return args, None
         new = BackwardHookFunction.apply(*tensors)
         if len(new) == 0:
@@ -249,7 +248,7 @@ def _addindent(s, n):
 def _check_new_name(module, kind, name, registered):
     """torch's checks of a new buffer or parameter name (``kind``); ``registered``: that kind's dict."""
     if not isinstance(name, str):
-        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
     if "." in name:
         raise KeyError(f'{kind} name can\'t contain "."')
     if name == "":
@@ -310,7 +309,7 @@ class Module:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         _check_new_name(self, "buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
                             "required)")
         for hook in _global_buffer_registration_hooks.values():
             out = hook(self, name, tensor)
@@ -331,7 +330,7 @@ class Module:
             self._parameters[name] = None
             return
         if not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (torch.nn.Parameter or "
+            raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' (torch.nn.Parameter or "
                             "None required)")
         if param.grad_fn:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
@@ -346,9 +345,9 @@ class Module:
     def add_module(self, name, module):
         """Add a child module (or None) under ``name``."""
         if not isinstance(module, Module) and module is not None:
-            raise TypeError(f"{_typename(module)} is not a Module subclass")
+            raise TypeError(f"{typename(module)} is not a Module subclass")
         if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+            raise TypeError(f"module name should be a string. Got {typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if "." in name:
@@ -455,7 +454,7 @@ class Module:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (torch.nn.Parameter or "
+                raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' (torch.nn.Parameter or "
                                 "None expected)")
             self.register_parameter(name, value)
             return
@@ -466,7 +465,7 @@ class Module:
             if isinstance(value, Module):
                 remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
             elif value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
+                raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' (torch.nn.Module or "
                                 "None expected)")
             for hook in _global_module_registration_hooks.values():
                 out = hook(self, name, value)
@@ -477,7 +476,7 @@ class Module:
         buffers = d.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.nn.Buffer, "
+                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' (torch.nn.Buffer, "
                                 "torch.Tensor or None expected)")
             if isinstance(value, Buffer):
                 persistent = value.persistent
@@ -615,13 +614,13 @@ class Module:
         for key, param in self._parameters.items():
             if param is None:
                 continue
-            with _gm.no_grad():
+            with no_grad():
                 applied = fn(param)
             if applied is not param:  # torch's set_data path: the Parameter object stays, its data changes
                 param.data = applied
             grad = param._grad
             if grad is not None:
-                with _gm.no_grad():
+                with no_grad():
                     grad_applied = fn(grad)
                 if grad_applied is not grad:
                     grad.data = grad_applied
@@ -640,7 +639,7 @@ class Module:
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
         ``to(tensor)``; only floating point and complex tensors change dtype. Returns self."""
-        device, dtype, _ = _parse_to(args, kwargs)
+        device, dtype, _ = parse_to(args, kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -978,7 +977,7 @@ class Module:
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
             try:
-                with _gm.no_grad():
+                with no_grad():
                     if assign:
                         if isinstance(param, Parameter):
                             if not isinstance(value, Parameter):

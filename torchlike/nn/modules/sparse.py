@@ -1,5 +1,5 @@
 """Embedding (torch.nn.Embedding): weight from normal_(0, 1), the padding_idx row zeroed, as torch."""
-from ... import _grad_mode as _gm
+from ..._internal import no_grad
 from ...ops.creation import empty
 from .. import init
 from .._layers import embedding
@@ -48,7 +48,7 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
-            with _gm.no_grad():
+            with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):

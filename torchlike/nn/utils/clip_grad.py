@@ -13,8 +13,8 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from ..._tensor import Tensor, _wrap
-from ...ops._views import _commit
+from ..._internal import commit, wrap
+from ..._tensor import Tensor
 from ...ops.creation import tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
@@ -68,7 +68,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
                            "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
                            "anyway, set `error_if_nonfinite=False`")
-    return _wrap(total)
+    return wrap(total)
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
@@ -78,7 +78,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     if not grads:
         return
     for g, new in zip(grads, _scaled(tuple(g._data for g in grads), max_norm, total_norm._data)):
-        _commit(g, new)
+        commit(g, new)
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -111,6 +111,6 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     if not grads:
         return
     for g, new in zip(grads, _clamped(tuple(g._data for g in grads), jnp.asarray(clip_value))):
-        _commit(g, new)
+        commit(g, new)
         if foreach is not False:  # torch's foreach path clamps twice (clamp_min_, then clamp_max_)
             g._version_counter().version += 1
