@@ -93,7 +93,8 @@ def save(t, output_nr=-1, check_version=True):
 
 def record(op, args, arrays, statics, outs, inplace=None):
     """Record one call of table op ``op``: its node, the output tensors that point to it (``inplace``: the target
-    that the first output is written into) and the tensors the op saves. Returns the output tensors."""
+    that the first output is written into) and the tensors the op saves. Returns the output tensors.
+    (The package's hottest path: the common cases of ``set_history`` and ``save`` are written out here.)"""
     out_meta = tuple([None if o is None else o.aval for o in outs])
     node = new_node(op, args, arrays, statics, out_meta)
     if inplace is not None and op.saves:  # the target's value before the write, with its history (torch's
@@ -116,16 +117,24 @@ def record(op, args, arrays, statics, outs, inplace=None):
             t = _new(Tensor)  # grad mode is on here, so never an inference tensor
             t._data = o
             if out_meta[k].dtype.kind in "fcV":
-                set_history(t, node, k)
+                t._requires_grad = True
+                t._grad_fn = node
+                t._output_nr = k
         results.append(t)
 
     if op.saves:
         mask = node._mask
+        plain = not _saved_hooks.stack
         saved = []
         for name, kind, index, needed_by in op.saves:
-            if needed_by and not any(mask[j] for j in needed_by):  # no gradient that uses it will be computed
-                saved.append(None)
-            elif kind == "out":
+            if needed_by:  # saved only if a gradient that uses it will be computed
+                for j in needed_by:
+                    if mask[j]:
+                        break
+                else:
+                    saved.append(None)
+                    continue
+            if kind == "out":
                 saved.append(save(results[index], index))
             else:
                 t = args[index]
@@ -133,6 +142,10 @@ def record(op, args, arrays, statics, outs, inplace=None):
                     saved.append(None)
                 elif t is inplace:
                     saved.append(save(original, check_version=False))
+                elif t._wrapped_number:  # save(t)'s common cases
+                    saved.append(_SavedTensor(t._data, t, None, -1))
+                elif plain and not t._is_inference:
+                    saved.append(_SavedTensor(t._data, t, t._version_counter(), -1))
                 else:
                     saved.append(save(t))
         node._for_backward = tuple(saved)
@@ -143,7 +156,16 @@ def new_node(op, args, arrays, statics, out_meta):
     """A node of table op ``op`` connected to the inputs' nodes (no outputs, nothing saved yet)."""
     node = _new(op.node_cls)
     diff = op.diff
-    connect(node, [args[i] for i in diff], tuple([arrays[i].aval if arrays[i] is not None else None for i in diff]))
+    t = args[diff[0]] if len(diff) == 1 else None
+    if t is not None and t._grad_fn is not None and not _anomaly.enabled:  # connect()'s commonest case
+        node._seq = next(_seq_counter)
+        node.next_functions = ((t._grad_fn, t._output_nr),)
+        node._mask = _ONE_TRUE
+        node._in_meta = (arrays[diff[0]].aval,)
+    elif len(diff) == len(args):  # every input differentiable
+        connect(node, args, tuple([None if a is None else a.aval for a in arrays]))
+    else:
+        connect(node, [args[i] for i in diff], tuple([None if arrays[i] is None else arrays[i].aval for i in diff]))
     node._statics = statics
     node._out_meta = out_meta
     return node
