@@ -84,3 +84,21 @@ def test_the_data_model_and_the_ops_never_import_the_autograd_package():
 
 def test_layers_are_known():
     assert {_layer(m) for m, _, _ in _imports()} == {DATA, OPS, ENGINE, API}
+
+
+def test_no_module_patches_tensor_or_a_generated_node_class():
+    """Tensor methods come only from the binding pass (ops/_bind.py); node classes only from their OpDef."""
+    patches = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.relative_to(ROOT).as_posix() == "ops/_bind.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for t in targets:
+                text = ast.unparse(t)
+                if text.startswith("Tensor.") or ".node_cls." in text:
+                    patches.append(f"{path.name}:{node.lineno} {text}")
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr" and node.args and \
+                    ast.unparse(node.args[0]) == "Tensor":
+                patches.append(f"{path.name}:{node.lineno} setattr(Tensor, ...)")
+    assert patches == []

@@ -47,7 +47,9 @@ def _conv(x, w, stride, padding, dilation, groups):
 
 
 @op("ConvolutionBackward0", save=("input", "weight"),
-    attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"))
+    attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
+    saved={"bias_sym_sizes_opt": lambda node, saved: tuple(node._in_meta[2].shape) if node._in_meta[2] is not None
+           else (0,)})
 def _convolution(input, weight, bias, *, stride, padding, dilation, transposed, output_padding, groups):
     out = _conv(input, weight, stride, padding, dilation, groups)
     return out if bias is None else out + bias[:, None, None]
@@ -58,10 +60,6 @@ def _(grad, input, weight, stride, padding, dilation, groups):
     _, vjp = jax.vjp(lambda x, w: _conv(x, w, stride, padding, dilation, groups), input, weight)
     gx, gw = vjp(grad)  # XLA drops the half nobody asked for
     return gx, gw, jnp.sum(grad, (0, 2, 3))
-
-
-_convolution.node_cls._saved_bias_sym_sizes_opt = property(
-    lambda node: tuple(node._in_meta[2].shape) if node._in_meta[2] is not None else (0,))
 
 
 def _pad_cfg(ndim, pad):
@@ -538,7 +536,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 # ----- embedding ---------------------------------------------------------------------------------------------
 @op("EmbeddingBackward0", save=("indices",), nondiff=("indices",),
-    attrs=("padding_idx", "scale_grad_by_freq", "sparse"), unsigned=("padding_idx",))
+    attrs=("padding_idx", "scale_grad_by_freq", "sparse"), unsigned=("padding_idx",),
+    saved={"weight_sym_argsize_0": lambda node, saved: node._in_meta[0].shape[0]})
 def _embedding(weight, indices, *, padding_idx, scale_grad_by_freq, sparse):
     return jnp.take(weight, indices, axis=0)
 
@@ -553,9 +552,6 @@ def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
         counts = jnp.zeros(weight_shape[0], g.dtype).at[idx].add(1)
         g = g / counts[idx][:, None]
     return jnp.zeros(weight_shape, g.dtype).at[idx].add(g), None
-
-
-_embedding.node_cls._saved_weight_sym_argsize_0 = property(lambda node: node._in_meta[0].shape[0])
 
 
 @jax.jit

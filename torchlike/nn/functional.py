@@ -44,17 +44,6 @@ def _not_differentiable(fn, name, t):
 # transpose is a real copy, unlike torch's view). Backward computes the weight gradient in W's layout and
 # passes it on as a lazily transposed tensor (shape._TransposedGrad): what torch's AddmmBackward0 emits
 # (W.T's layout) whenever anyone looks, free when only TBackward0 consumes it.
-@op("AddmmBackward0", save={"mat1": ("weight",), "weight": ("mat1",)}, attrs=("alpha", "beta", "mat1_sym_sizes"))
-def _linear_addmm(self, mat1, weight, *, beta, alpha):
-    return mat1 @ weight.T + self
-
-
-@_linear_addmm.derivative
-def _(grad, mat1, weight):
-    return (grad, grad @ jnp.conj(weight) if weight is not None else None,
-            grad.T @ jnp.conj(mat1) if mat1 is not None else None)  # W's layout: (mat1^H @ grad)^T
-
-
 def _linear_apply(node, grads, mask=None):
     outs = list(OpNode._apply(node, grads, mask))  # a tuple when every input needs a gradient
     dw = outs[2]
@@ -63,12 +52,9 @@ def _linear_apply(node, grads, mask=None):
     return outs
 
 
-_linear_addmm.node_cls._apply = _linear_apply
-
-
-def _saved_mat2(node):
+def _saved_mat2(node, saved):
     """torch's ``_saved_mat2`` of linear's addmm: ``W.t()``, made on access, with the TBackward0 node."""
-    w = _saved_weight(node)
+    w = saved["weight"]
     if w is None:
         return None
     t = wrap(jnp.transpose(w._data))
@@ -77,10 +63,17 @@ def _saved_mat2(node):
     return t
 
 
-_saved_weight = _linear_addmm.node_cls._saved_weight.fget
-_linear_addmm.node_cls._saved_mat2 = property(_saved_mat2)
-_linear_addmm.node_cls._saved_mat2_sym_sizes = property(lambda node: tuple(node._in_meta[2].shape[::-1]))
-del _linear_addmm.node_cls._saved_weight
+@op("AddmmBackward0", save={"mat1": ("weight",), "weight": ("mat1",)}, attrs=("alpha", "beta", "mat1_sym_sizes"),
+    node_apply=_linear_apply, saved={"mat2": _saved_mat2, "weight": None,
+                                     "mat2_sym_sizes": lambda node, saved: tuple(node._in_meta[2].shape[::-1])})
+def _linear_addmm(self, mat1, weight, *, beta, alpha):
+    return mat1 @ weight.T + self
+
+
+@_linear_addmm.derivative
+def _(grad, mat1, weight):
+    return (grad, grad @ jnp.conj(weight) if weight is not None else None,
+            grad.T @ jnp.conj(mat1) if mat1 is not None else None)  # W's layout: (mat1^H @ grad)^T
 
 
 def _fused_linear_ok(input, weight, bias):

@@ -40,9 +40,8 @@ class _State:
 _state = _State()
 
 # unpack_dual's primal: an alias view whose node torch calls torch::autograd::Identity (a CppFunction)
-_identity = OpDef("torch::autograd::Identity", lambda self: self, save=())
+_identity = OpDef("torch::autograd::Identity", lambda self: self, save=(), class_name="CppFunction")
 _identity.derivative(lambda grad: grad)
-_identity.node_cls.__name__ = _identity.node_cls.__qualname__ = "CppFunction"
 _views._rule(_identity)(lambda sizes, strides, offset: (sizes, strides, offset))
 
 # a view of a tangent at a geometry given in its base's contiguous layout (lazy views of a base's tangent)

@@ -15,7 +15,8 @@ torch's ``_saved_<name>`` where it differs from what the table saves (``fget(nod
 table's saved values by name; ``None`` hides a table name torch does not show), e.g. a Python number torch saves
 as a Scalar. ``const_grads=True`` (or the positions of some gradients) says torch's formula for those gradients
 is a constant: under create_graph they carry no history, so a further derivative stops there, as in torch
-(``const_when(node)``: only for some nodes).
+(``const_when(node)``: only for some nodes). ``node_apply(node, grads, mask)`` replaces how a node runs (it may
+call ``_OpNode._apply``); ``class_name`` names the node class when torch's differs from the node name.
 
 The public functions, Tensor methods and in-place variants of ops are declared with ``_bind.public``.
 
@@ -93,7 +94,8 @@ class OpDef:
     """One entry of the op table (see the module docstring)."""
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
-                 tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None):
+                 tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
+                 node_apply=None, class_name=None):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -125,6 +127,8 @@ class OpDef:
         self.const_grads = (tuple(range(n_grads)) if const_grads is True else const_grads)
         self.const_when = const_when
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
+        if node_apply is not None:  # a node that runs differently from its formula (calls _OpNode._apply)
+            props["_apply"] = node_apply
         getters = {}
         for i, (name, *_) in enumerate(self.saves):
             getters[name] = _saved_property(i).fget
@@ -136,9 +140,8 @@ class OpDef:
             if fget is None:
                 del props["_saved_" + name]
             else:
-                props["_saved_" + name] = property(
-                    lambda node, f=fget: f(node, {n: g(node) for n, g in getters.items()}))
-        self.node_cls = type(node_name, (_OpNode,), props)
+                props["_saved_" + name] = property(lambda node, f=fget: f(node, _SavedValues(node, getters)))
+        self.node_cls = type(class_name or node_name, (_OpNode,), props)
 
     def _attr_property(self, name, unsigned):
         """``_saved_<name>`` for a static argument or an input's ``<input>_sym_sizes``."""
@@ -242,6 +245,18 @@ def op(node_name, **options):
     def deco(forward):
         return OpDef(node_name, forward, **options)
     return deco
+
+
+class _SavedValues:
+    """The table's saved values of one node by name, unpacked when read (for ``saved=`` getters)."""
+
+    __slots__ = ("node", "getters")
+
+    def __init__(self, node, getters):
+        self.node, self.getters = node, getters
+
+    def __getitem__(self, name):
+        return self.getters[name](self.node)
 
 
 def _as_unsigned(value):

@@ -316,16 +316,6 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
-@op("TBackward0", save=(), attrs=())
-def _t(self):
-    return self.T
-
-
-@_t.derivative
-def _(grad):
-    return grad.T
-
-
 class _TransposedGrad(Tensor):
     """A gradient held as the transpose of the array it stands for; the transpose is made only when read.
 
@@ -362,7 +352,14 @@ def _t_apply(node, grads, mask=None):
     return _OpNode._apply(node, grads, mask)
 
 
-_t.node_cls._apply = _t_apply
+@op("TBackward0", save=(), attrs=(), node_apply=_t_apply)
+def _t(self):
+    return self.T
+
+
+@_t.derivative
+def _(grad):
+    return grad.T
 
 
 
