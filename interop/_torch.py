@@ -15,7 +15,7 @@ bfloat16 included. A torch tensor is imported zero-copy when it is dense in some
 copied otherwise (gapped or broadcast strides, misaligned ``torch.from_numpy`` memory, lazy conjugate/negative
 bits); tensors that require grad are detached first. As with ``interop._convert``, the two sides then share
 memory that JAX assumes immutable: do not modify a bridged function's inputs or outputs in place (``clone()``
-first). Only floating-point tensors that require grad are differentiated; non-tensor arguments are passed to
+first); if you do before backward, backward raises the version-counter error (the bridge saves both). Only floating-point tensors that require grad are differentiated; non-tensor arguments are passed to
 ``fn`` unchanged.
 """
 import functools
@@ -157,14 +157,17 @@ def _bridge_forward(ctx, level, xs):
     """The forward both outer sides share: run the level, keep what its vjp needs."""
     outs = level.forward(xs)
     ctx.level = level
-    ctx.save_for_backward(*xs)
+    # the outputs too: they share memory with arrays the inner graph may have saved, so an in-place change of
+    # one raises the outer framework's version-counter error at backward instead of giving a wrong gradient
+    ctx.save_for_backward(*xs, *outs)
+    ctx.n_inputs = len(xs)
     ctx.mark_non_differentiable(*[o for j, o in enumerate(outs) if j not in level.out_diff])
     return outs
 
 
 def _bridge_backward(ctx, grads, grad_enabled, bridge):
     """The backward both outer sides share: the vjp is itself a level, run through the same bridge (higher order)."""
-    level, xs = ctx.level, ctx.saved_tensors
+    level, xs = ctx.level, ctx.saved_tensors[:ctx.n_inputs]
     gs = [grads[j] for j in level.out_diff]  # both autograds materialize missing grads as zeros
     res = _call_level(level.vjp(grad_enabled()), tuple(xs) + tuple(gs), bridge, grad_enabled)
     out = [None] * len(xs)

@@ -188,15 +188,36 @@ def test_assert_grads_close_misuse():
         assert_grads_close(lambda T, x: x * 2, np.array([1, 2, 3]))
 
 
-def test_assert_grads_close_without_as_jax(monkeypatch):
-    # the private jax.grad mode (torchlike on Tensors wrapping tracers) used when interop._jax is missing
-    import sys
-    monkeypatch.setitem(sys.modules, "interop._jax", None)
+def test_assert_grads_close_jax_mode_traces_the_function():
+    # the jax.grad column runs the torchlike function under as_jax (Tensors wrapping tracers)
     assert_grads_close(lambda T, x, w: T.tanh(w @ x), X, W)
     with pytest.raises(AssertionError, match=r"^torchlike and jax.grad gradients disagree for input 0"):
         # a function that differs only when traced: only the jax.grad mode sees the difference
         assert_grads_close(lambda T, x: x.exp() * (1.5 if isinstance(x._data, jax.core.Tracer) else 1.0)
                            if T is tl else x.exp(), X)
+
+
+def test_bridged_outputs_modified_in_place_raise_at_backward_as_torch():
+    """The bridges share memory with what the inner graph saved: an in-place change of an output (or input) before
+    backward raises torch's version-counter error on either side, as torch.exp's own graph does."""
+    msg = r"^one of the variables needed for gradient computation has been modified by an inplace operation"
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    for fn in (torch.exp, torch_op(tl.exp)):
+        y = fn(x)
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match=msg):
+            y.sum().backward()
+    a = tl.tensor([1.0, 2.0], requires_grad=True)
+    for fn in (tl.exp, from_torch_op(torch.exp)):
+        b = fn(a)
+        b.mul_(2)
+        with pytest.raises(RuntimeError, match=msg):
+            b.sum().backward()
+    z = x * 1  # an input modified after the call: the same error
+    y = torch_op(tl.sin)(z)
+    z.add_(1)
+    with pytest.raises(RuntimeError, match=msg):
+        y.sum().backward()
 
 
 def test_torch_op_jax_traces_once_per_signature():
