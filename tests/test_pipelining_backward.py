@@ -76,7 +76,7 @@ def test_stage_backward_input_then_weight_as_torch(kw):
         out = st.forward()
         dinputs, groups = mod.stage_backward_input([out], [lib.tensor(G)], [st.x], st.weights())
         outs[lib] = (out, dinputs, groups, st)
-    (o1, d1, g1, s1), (o2, d2, g2, s2) = outs[tl], outs[torch]
+    (o1, d1, g1, s1), (_, d2, g2, s2) = outs[tl], outs[torch]
     assert len(d1) == len(d2) == 1
     assert_same(d1[0], d2[0])
     assert_same(s1.x.grad, s2.x.grad)

@@ -42,16 +42,22 @@ def _get_grad_fn_or_grad_acc(t):
     return t.grad_fn
 
 
+def _queue(roots, seen):
+    """A breadth-first queue of the distinct roots that are not None, each added to ``seen``."""
+    q = collections.deque()
+    for node in roots:
+        if node is not None and node not in seen:
+            seen.add(node)
+            q.append(node)
+    return q
+
+
 def reverse_closure(roots, target_nodes, reverse_edges_dict):
     """Nodes reachable from ``roots`` over the reverse edges (towards the outputs), stopping at
     ``target_nodes``: ``(closure, the target nodes reached)``."""
     closure = set()
     visited_target_nodes = set()
-    q = collections.deque()
-    for node in roots:
-        if node is not None and node not in closure:
-            closure.add(node)
-            q.append(node)
+    q = _queue(roots, closure)
     while q:
         node = q.popleft()
         for fn in reverse_edges_dict[node]:
@@ -67,13 +73,8 @@ def reverse_closure(roots, target_nodes, reverse_edges_dict):
 
 def construct_reverse_graph(roots):
     """node -> the nodes that have an edge to it, over the graph below ``roots`` (breadth first)."""
-    q = collections.deque()
-    root_seen = set()
+    q = _queue(roots, set())
     reverse_edges_dict = collections.defaultdict(list)
-    for node in roots:
-        if node is not None and node not in root_seen:
-            q.append(node)
-            root_seen.add(node)
     while q:
         node = q.popleft()
         for fn, _ in node.next_functions:
