@@ -121,6 +121,7 @@ POINTWISE = {
     "copy_": (lambda m, x, s: (x * x).copy_(s.sin()) * x, [A, ROW]),
     "elu_": (lambda m, x: PW.F(m).elu(x * 1, alpha=0.7, inplace=True), [A]),
     "selu_": (lambda m, x: PW.F(m).selu(x * 1, inplace=True), [A]),
+    "celu_": (lambda m, x: PW.F(m).celu(x * 1, alpha=0.7, inplace=True), [A]),
     "inplace_chain": (lambda m, x, w: (x * 1).add_(w).mul_(w).sin_().exp_() * x, [A, B]),
     "to_complex": (lambda m, x: (x.to(m.complex128) * (1 + 2j)).imag * x, [A]),
     "normal_mean": (lambda m, x: m.normal(x, 0.5), [A]),

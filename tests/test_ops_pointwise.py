@@ -91,6 +91,7 @@ UNARY = {  # name: (fn(lib, x), input)
     "leaky_relu": (lambda m, x: F(m).leaky_relu(x, 0.2), A), "hardtanh": (lambda m, x: F(m).hardtanh(x), A),
     "hardtanh_range": (lambda m, x: F(m).hardtanh(x, -0.5, 2.0), A), "relu6": (lambda m, x: F(m).relu6(x), A * 5),
     "elu": (lambda m, x: F(m).elu(x, alpha=0.5), A), "selu": (lambda m, x: m.selu(x), A),
+    "celu": (lambda m, x: m.celu(x, 1.5), A), "celu_functional": (lambda m, x: F(m).celu(x, alpha=0.5), A),
     "logsigmoid": (lambda m, x: F(m).logsigmoid(x), A * 5),
 }
 
@@ -142,7 +143,8 @@ def test_inplace_activations():
         return y
     check(fn, A.astype(np.float64))
     for f in (lambda m, x: F(m).leaky_relu(x * 1, 0.1, inplace=True),  # these save their result
-              lambda m, x: F(m).elu(x * 1, alpha=0.7, inplace=True), lambda m, x: F(m).selu(x * 1, inplace=True)):
+              lambda m, x: F(m).elu(x * 1, alpha=0.7, inplace=True), lambda m, x: F(m).selu(x * 1, inplace=True),
+              lambda m, x: F(m).celu(x * 1, alpha=0.7, inplace=True), lambda m, x: m.celu_(x * 1, 2.0)):
         check(f, A.astype(np.float64))
 
 

@@ -117,6 +117,12 @@ softplus = _pw.softplus
 leaky_relu = _pw.leaky_relu
 sigmoid = _pw.sigmoid
 tanh = _pw.tanh
+elu = _pw.elu
+celu = _pw.celu
+selu = _pw.selu
+hardtanh = _pw.hardtanh
+relu6 = _pw.relu6
+logsigmoid = _pw.logsigmoid
 
 
 def _softmax_dim(name, ndim, stacklevel):

@@ -660,22 +660,53 @@ def _elu_forward(self, *, alpha, scale, input_scale):
     return jnp.where(self > 0, self * scale, jnp.expm1(self * input_scale) * (alpha * scale))
 
 
-@op("EluBackward0", save=("self",), attrs=("alpha", "input_scale", "scale"))
-def _elu(self, *, alpha, scale, input_scale):
-    return _elu_forward(self, alpha=alpha, scale=scale, input_scale=input_scale)
-
-
-@_elu.derivative
-def _(grad, self, alpha, scale, input_scale):
+def _elu_grad(grad, self, alpha, scale, input_scale):
     neg = _torch_mask(self, self < 0)  # torch's second derivative is 0 at 0
     return jnp.where(self > 0, grad * scale, grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
 
 
-_elu_inplace = _entry(  # in place: the formula in terms of the result
-    "EluBackward1", ("result",), _elu_forward,
-    lambda grad, result, alpha, scale, input_scale: jnp.where(
-        result > 0, grad * scale, grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale)),
-    attrs=("alpha", "input_scale", "scale"))
+def _elu_result_grad(grad, result, alpha, scale, input_scale):
+    """elu's gradient in terms of its result (the in-place variants save the result)."""
+    return jnp.where(result > 0, grad * scale, grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
+
+
+_ELU_ATTRS = ("alpha", "input_scale", "scale")
+_elu = _entry("EluBackward0", ("self",), _elu_forward, _elu_grad, attrs=_ELU_ATTRS)
+_elu_inplace = _entry("EluBackward1", ("result",), _elu_forward, _elu_result_grad, attrs=_ELU_ATTRS)
+
+
+def _celu_scale(alpha):
+    """The input scale of torch's celu backward, elu_backward(..., 1.0 / alpha.toFloat()): alpha in float32."""
+    return 1 / float(np.float32(alpha))
+
+
+def _celu_forward(self, *, alpha):  # torch's forward is elu(x, alpha, scale=1, input_scale=1/alpha), exact
+    return _elu_forward(self, alpha=alpha, scale=1, input_scale=1 / alpha)
+
+
+_celu = _entry("CeluBackward0", ("self",), _celu_forward,
+               lambda grad, self, alpha: _elu_grad(grad, self, alpha, 1, _celu_scale(alpha)), attrs=("alpha",))
+_celu_inplace = _entry("CeluBackward1", ("result",), _celu_forward,
+                       lambda grad, result, alpha: _elu_result_grad(grad, result, alpha, 1, _celu_scale(alpha)),
+                       attrs=("alpha",))
+
+
+def _celu_(input, alpha=1.0):
+    return _apply_inplace(_celu_inplace, input, (input,), (alpha,))
+
+
+@public(method=False)
+def celu_(input, alpha=1.0):
+    """In-place celu (CeluBackward1)."""
+    return _celu_(input, alpha)
+
+
+@public(method=False)
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) (CeluBackward0; in place: CeluBackward1)."""
+    if inplace:
+        return _celu_(input, alpha)
+    return _apply(_celu, (_to_float(input),), (alpha,))
 
 
 @public(method=False)
