@@ -276,6 +276,25 @@ def test_var_correction_record_and_dof_warning():
     assert any("std(): degrees of freedom is <= 0" in str(m.message) for m in w)
 
 
+def test_var_std_gradients_with_no_degrees_of_freedom():
+    """dof <= 0: torch's forward is inf/NaN (with its warning) and its backward 2 / dof, where a full reduction gives
+    NaN where the input equals its mean and inf elsewhere; over a dim, 2 / 0 is inf and a negative dof counts."""
+    for f in (lambda m, x: m.var(x), lambda m, x: m.std(x, correction=2), lambda m, x: m.var(x, correction=3),
+              lambda m, x: m.var(x, dim=0, correction=2), lambda m, x: m.var(x, dim=0, correction=3),
+              lambda m, x: m.std(x, dim=-1, correction=1, keepdim=True)):
+        for data in ([0.5], [0.5, 1.0], [[0.5], [2.0]]):
+            grads = []
+            for m in (tl, torch):
+                x = m.tensor(data, dtype=m.float64, requires_grad=True)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    y = f(m, x)
+                    y.sum().backward()
+                grads.append((y.detach(), x.grad))
+            assert_same(*grads[0][:1], grads[1][0])
+            assert_same(grads[0][1], grads[1][1])
+
+
 def test_norm_special_cases():
     zero = np.zeros((2, 3))
     check(lambda x, m: x.norm(dim=1), zero, np.float64)

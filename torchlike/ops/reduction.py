@@ -7,6 +7,7 @@ normalise them with the input's rank at trace time. ``dim=()`` reduces every dim
 """
 import builtins
 import collections
+import math
 import operator
 import warnings
 
@@ -315,8 +316,11 @@ def _dof(shape, axes, correction):
 def _var_grad(grad, self, dim, correction, keepdim):
     axes = _axes(dim, self.ndim)
     dof = _dof(self.shape, axes, correction)
-    dev = self - jnp.mean(self, axis=axes, keepdims=True)
-    return (2.0 / _pymax(dof, 0)) * _restore(grad, axes, keepdim) * dev
+    mean = jnp.mean(self, axis=axes, keepdims=True)
+    grad = _restore(grad, axes, keepdim)
+    if dof <= 0 and (dim is None or self.ndim == 0):  # torch's var_backward: 2 / 0 is inf, and inf * 0 is NaN
+        return grad * jnp.where(self == mean, jnp.nan, jnp.inf).astype(grad.dtype)
+    return (2.0 / dof if dof else math.inf) * grad * (self - mean)
 
 
 @op("VarBackward0", save=("self",), attrs=("correction", "dim", "keepdim"), unsigned=("dim",))
