@@ -747,3 +747,14 @@ def _whole_tensor_writes(T):
 
 def test_zero_fill_copy_match_torch():
     assert _whole_tensor_writes(tl) == _whole_tensor_writes(torch)
+
+
+def test_copy_from_a_number_as_torch():
+    """copy_ takes a Python or NumPy number (CopyBackwards; no gradient for self), and names a wrong argument 'other'."""
+    check(lambda m, x: (x * 1).copy_(2.5) * x, A)
+    for src in (1.5, 2, True, np.float32(0.25)):
+        ours, theirs = tl.zeros(2, dtype=tl.float64), torch.zeros(2, dtype=torch.float64)
+        assert_same(ours.copy_(src), theirs.copy_(src))
+    for m in (tl, torch):
+        with pytest.raises(TypeError, match=r"^copy_\(\): argument 'other' \(position 1\) must be Tensor, not str$"):
+            m.zeros(2).copy_("a")

@@ -1655,15 +1655,17 @@ def _fill_(self, value):
 
 @public(name="copy_", function=False)
 def _copy_(self, src, non_blocking=False):
-    """Copy src's values (broadcast, cast to self's dtype) into self (torch::autograd::CopyBackwards)."""
+    """Copy src's values (a tensor, broadcast and cast to self's dtype, or a number) into self
+    (torch::autograd::CopyBackwards)."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+        if not isinstance(_number(src), (bool, int, float, complex)):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        src = _wrap_scalar(src)
     _broadcast_shape(self._data.shape, src._data.shape)
     if jnp.broadcast_shapes(self._data.shape, src._data.shape) != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(jnp.broadcast_shapes(self._data.shape, src._data.shape))}")
     return _apply_inplace(_copy_from, self, (self, src), ())
-
 
 
 from .indexing import nonzero  # noqa: E402  (indexing builds on this module; where(condition) is nonzero)
