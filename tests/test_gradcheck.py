@@ -302,6 +302,12 @@ def test_gradgradcheck_passes():
         (True, None, [])
 
 
+def test_gradgradcheck_with_0d_outputs_and_inputs():
+    """Its random grad_outputs are made with the output's shape, 0-d included."""
+    assert same(lambda L: L.autograd.gradgradcheck(lambda a: (a * a * a).sum(), (leaf(L, Y3),))) == (True, None, [])
+    assert same(lambda L: L.autograd.gradgradcheck(lambda a: a ** 3, (leaf(L, np.array(1.5)),))) == (True, None, [])
+
+
 @pytest.mark.parametrize("kw", [{"fast_mode": True, "gen_non_contig_grad_outputs": True},
                                 {"check_batched_grad": True}], ids=str)
 def test_gradgradcheck_options(kw):

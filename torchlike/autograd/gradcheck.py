@@ -831,9 +831,9 @@ def _random_grad_output(out, noncontiguous):
     wide = noncontiguous and out.numel() > 1
     full = shape[:-1] + (shape[-1] * 2,) if wide else shape
     real = _real_dtype(dt)
-    data = rand(*full, dtype=dtype_from_np(real))._data * 2 - 1
+    data = rand(tuple(full), dtype=dtype_from_np(real))._data * 2 - 1
     if dt.kind == "c":
-        data = data + 1j * (rand(*full, dtype=dtype_from_np(real))._data * 2 - 1)
+        data = data + 1j * (rand(tuple(full), dtype=dtype_from_np(real))._data * 2 - 1)
     t = wrap(data.astype(dt))
     if wide:
         t = t[..., ::2]
