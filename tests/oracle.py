@@ -75,6 +75,7 @@ def compare_graph(a, b, check_saved=True, seen=None):
         assert a is None and b is None, (a, b)
         return
     assert a.name() == b.name(), (a.name(), b.name())
+    assert type(a).__name__ == type(b).__name__, (type(a).__name__, type(b).__name__)
     if id(b) in seen:
         return
     seen.add(id(b))

@@ -141,7 +141,8 @@ class OpDef:
                 del props["_saved_" + name]
             else:
                 props["_saved_" + name] = property(lambda node, f=fget: f(node, _SavedValues(node, getters)))
-        self.node_cls = type(class_name or node_name, (_OpNode,), props)
+        # torch's C++ nodes named "torch::autograd::CopySlices" are instances of class CopySlices
+        self.node_cls = type(class_name or node_name.rpartition("::")[2], (_OpNode,), props)
 
     def _attr_property(self, name, unsigned):
         """``_saved_<name>`` for a static argument or an input's ``<input>_sym_sizes``."""
