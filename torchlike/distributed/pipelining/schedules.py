@@ -229,9 +229,9 @@ class _PipelineSchedule:
                                                  save_forward_output=return_outputs)
                 if not stage.is_last:
                     stages[action.stage_index + 1].set_local_fwd_input(output, mb)
-                elif self._loss_fn is not None:
-                    tgt = target_mbs[mb].to(stage.device) if target_mbs is not None else None
-                    self._internal_losses[mb] = self._loss_fn(output, tgt, **(loss_kwargs or {}))
+                elif self._loss_fn is not None and target_mbs is not None:
+                    self._internal_losses[mb] = self._loss_fn(output, target_mbs[mb].to(stage.device),
+                                                              **(loss_kwargs or {}))
             elif not self._has_backward:
                 continue
             elif kind == W:
