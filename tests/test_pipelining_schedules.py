@@ -161,9 +161,10 @@ def test_four_devices_in_a_subprocess():
     names = ("GPipe", "1F1B", "InterleavedZeroBubble (ZB1P)", "ZBVZeroBubble, 8 stages in a V")
     rows = {line[:32].strip(): line[32:].split() for line in proc.stdout.splitlines() if line[:32].strip() in names}
     assert sorted(rows) == sorted(names)
-    for loss, loss_diff, grad_diff, _ in rows.values():
+    for loss, loss_diff, grad_diff, _, measured in rows.values():
         assert float(loss_diff) < 1e-5 and float(grad_diff) < 1e-5
-    bubbles = {name: float(row[-1]) for name, row in rows.items()}
+        assert 0 <= float(measured) < 1  # the bubble of measured action times
+    bubbles = {name: float(row[-2]) for name, row in rows.items()}
     assert bubbles["GPipe"] == bubbles["1F1B"] == pytest.approx(3 / 11, abs=1e-3)
     assert bubbles["InterleavedZeroBubble (ZB1P)"] < 3 / 11
     assert bubbles["ZBVZeroBubble, 8 stages in a V"] < 3 / 11
@@ -171,3 +172,17 @@ def test_four_devices_in_a_subprocess():
 
 def test_torch_is_the_reference():
     assert torch.__version__.startswith("2.13")
+
+
+def test_measure_step_times_each_kind_of_action():
+    """measure_step runs a step waiting for each action and gives the median time of F, I, W and B; the bubble of
+    those times lies between 0 and 1 (and a zero-bubble schedule measures I and W separately)."""
+    torchlike.manual_seed(0)
+    model, parts = model_and_parts(4)
+    x, y = torchlike.randn(12, 6), torchlike.randn(12, 6)
+    for cls, kwargs in ((Schedule1F1B, {}), (ScheduleInterleavedZeroBubble, {"pp_group_size": 4})):
+        schedule = cls([PipelineStage(p, i, 4, "cpu") for i, p in enumerate(parts)], 4,
+                       loss_fn=nn.functional.mse_loss, **kwargs)
+        costs = schedule.measure_step(x, target=y)
+        assert set(costs) == {"F", "I", "W", "B"} and all(t > 0 for t in costs.values())
+        assert 0 <= schedule.bubble_fraction(costs=costs) < 1

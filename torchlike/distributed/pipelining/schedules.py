@@ -11,7 +11,11 @@ overlap; activations and gradients move between the stages' devices with ``jax.d
 B = 2 (a full backward is the input pass and the weight pass), or the times you give.
 """
 import enum
+import statistics
+import time
 from typing import NamedTuple
+
+import jax
 
 from ..._internal import Tensor, grad_enabled
 from ...ops.shape import cat, split
@@ -141,6 +145,7 @@ class _PipelineSchedule:
         self._has_backward = loss_fn is not None
         self.scale_grads = scale_grads
         self._internal_losses = {}
+        self._action_times = None  # kind -> wall times of the actions, while measure_step() runs
         self.pipeline_order = {}  # rank -> its compute actions, in order (torch's IR without idle slots)
 
     def _finish_init(self):
@@ -204,6 +209,23 @@ class _PipelineSchedule:
         last = self._stages[-1]
         return _merge_chunks(last.output_chunks) if return_outputs else None
 
+    def measure_step(self, *args, **kwargs):
+        """``step``, waiting for each action's results, and the median wall time of each kind of action
+        (``{"F": s, "I": s, "W": s, "B": s}``, for ``bubble_fraction(costs=...)``). An extension of torch's API:
+        the bubble fraction of measured action times rather than unit ones."""
+        self._action_times = {kind: [] for kind in _ComputationType}
+        try:
+            self.step(*args, **kwargs)
+            times = self._action_times
+        finally:
+            self._action_times = None
+        measured = {k.value: statistics.median(v) for k, v in times.items() if v}
+        if "B" not in measured and "I" in measured:
+            measured["B"] = measured["I"] + measured["W"]
+        if "I" not in measured and "B" in measured:
+            measured["I"] = measured["W"] = measured["B"] / 2
+        return measured
+
     def eval(self, *args, target=None, losses=None, **kwargs):
         """``step`` with forward actions only."""
         has_backward = self._has_backward
@@ -221,28 +243,41 @@ class _PipelineSchedule:
         """Issue the actions in timeline order; outputs go to the next stage, input gradients to the previous."""
         stages = self._stages
         for _, _, _, action in self._timeline:
-            stage = stages[action.stage_index]
-            mb, kind = action.microbatch_index, action.computation_type
-            if kind == F:
-                output = stage.forward_one_chunk(mb, arg_mbs[mb] if stage.is_first else (),
-                                                 kwarg_mbs[mb] if stage.is_first else None,
-                                                 save_forward_output=return_outputs)
-                if not stage.is_last:
-                    stages[action.stage_index + 1].set_local_fwd_input(output, mb)
-                elif self._loss_fn is not None and target_mbs is not None:
-                    self._internal_losses[mb] = self._loss_fn(output, target_mbs[mb].to(stage.device),
-                                                              **(loss_kwargs or {}))
-            elif not self._has_backward:
-                continue
-            elif kind == W:
-                stage.backward_weight_one_chunk(mb)
-            else:
-                stage.backward_one_chunk(mb, loss=self._internal_losses.get(mb), full_backward=kind == B)
-                if not stage.is_first:
-                    stages[action.stage_index - 1].set_local_bwd_input(stage.get_local_bwd_output(mb), mb)
+            started = time.perf_counter()
+            produced = self._issue(action, arg_mbs, kwarg_mbs, target_mbs, return_outputs, loss_kwargs)
+            if self._action_times is not None and produced is not None:
+                jax.block_until_ready([t._data for t in produced if isinstance(t, Tensor)])
+                self._action_times[action.computation_type].append(time.perf_counter() - started)
         if self._has_backward:
             for stage in stages:
                 stage.perform_reduce_grad(self._n_microbatches if self.scale_grads else 1)
+
+    def _issue(self, action, arg_mbs, kwarg_mbs, target_mbs, return_outputs, loss_kwargs):
+        """Run one action; returns the tensors it produced (None for a skipped one)."""
+        stages = self._stages
+        stage = stages[action.stage_index]
+        mb, kind = action.microbatch_index, action.computation_type
+        if kind == F:
+            output = stage.forward_one_chunk(mb, arg_mbs[mb] if stage.is_first else (),
+                                             kwarg_mbs[mb] if stage.is_first else None,
+                                             save_forward_output=return_outputs)
+            if not stage.is_last:
+                stages[action.stage_index + 1].set_local_fwd_input(output, mb)
+            elif self._loss_fn is not None and target_mbs is not None:
+                self._internal_losses[mb] = self._loss_fn(output, target_mbs[mb].to(stage.device),
+                                                          **(loss_kwargs or {}))
+            return output if isinstance(output, (tuple, list)) else (output,)
+        if not self._has_backward:
+            return None
+        if kind == W:
+            stage.backward_weight_one_chunk(mb)
+            return [p.grad for p in stage.submod.parameters()]
+        stage.backward_one_chunk(mb, loss=self._internal_losses.get(mb), full_backward=kind == B)
+        if stage.is_first:
+            return [p.grad for p in stage.submod.parameters()]
+        grads = stage.get_local_bwd_output(mb)
+        stages[action.stage_index - 1].set_local_bwd_input(grads, mb)
+        return grads if isinstance(grads, (tuple, list)) else (grads,)
 
 
 class ScheduleGPipe(_PipelineSchedule):
