@@ -54,6 +54,7 @@ def run(schedule_cls, n_stages, device_of, x, y, **kwargs):
     for stage in stages:  # parameters and their gradients stayed on the stage's JAX device
         for p in stage.submod.parameters():
             assert {str(d.id) for d in (to_jax(p).devices() | to_jax(p.grad).devices())} == {str(stage.device.index)}
+            assert p.device == p.grad.device == (torch.device("cpu") if stage.device.index == 0 else stage.device)
     diff = max(abs(grads[name] - g).max() for name, g in ref_grads.items())
     measured = schedule.bubble_fraction(costs=schedule.measure_step(x, target=y))  # action times of a 2nd step
     return loss, abs(loss - ref_loss), diff, schedule, measured

@@ -108,7 +108,10 @@ def _as_device(d):
 
 @functools.lru_cache(maxsize=None)
 def _device_of_jax(jdev):
-    return device(_TORCH_TYPE.get(jdev.platform, jdev.platform), None if jdev.platform == "cpu" else jdev.id)
+    """torch's CPU device has no index; a JAX host with several CPU devices (XLA's simulated devices) names the
+    others 'cpu:<id>', so ``t.to(t.device)`` leaves a tensor where it is."""
+    index = jdev.id if jdev.platform != "cpu" or jdev.id != jax.devices("cpu")[0].id else None
+    return device(_TORCH_TYPE.get(jdev.platform, jdev.platform), index)
 
 
 def _device_of(array):
