@@ -81,6 +81,8 @@ def compare_graph(a, b, check_saved=True, seen=None):
     seen.add(id(b))
     if check_saved:
         assert saved_names(a) == saved_names(b), a.name()
+        raw = {n for n in dir(b) if n.startswith("_raw_saved_")}
+        assert {n for n in dir(a) if n.startswith("_raw_saved_")} == raw, (a.name(), raw)
         for attr in saved_names(b):
             expected = getattr(b, attr)
             assert hasattr(a, attr), (b.name(), attr)

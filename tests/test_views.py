@@ -315,8 +315,9 @@ def test_diagonal_op_against_torch():
         x = lib.tensor(np.arange(24, dtype=np.float64).reshape(2, 3, 4) / 5, requires_grad=True)
         outs = [x.diagonal(), x.diagonal(1, 1, 2), lib.diagonal(x, -1, -1, 0), x.diagonal(5)]
         sum(((o * o).sum() for o in outs), lib.zeros((), dtype=lib.float64)).backward()
-        return outs, x.grad, outs[1].grad_fn, err(lambda: x.diagonal(0, 1, -2))
+        return outs, x.grad, outs[1].grad_fn, err(lambda: x.diagonal(0, 1, -2)), outs[2].grad_fn
     t, p = both(run)
     assert_same(list(t[0]) + [t[1]], list(p[0]) + [p[1]])
     compare_graph(t[2], p[2])
+    compare_graph(t[4], p[4])  # a negative offset and dims: saved as torch's unsigned int64
     assert t[3] == p[3]

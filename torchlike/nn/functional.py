@@ -64,7 +64,7 @@ def _saved_mat2(node, saved):
 
 
 @op("AddmmBackward0", save={"mat1": ("weight",), "weight": ("mat1",)}, attrs=("alpha", "beta", "mat1_sym_sizes"),
-    node_apply=_linear_apply, saved={"mat2": _saved_mat2, "weight": None,
+    node_apply=_linear_apply, saved={"mat2": (_saved_mat2, lambda node, raw: raw["weight"]), "weight": None,
                                      "mat2_sym_sizes": lambda node, saved: tuple(node._in_meta[2].shape[::-1])})
 def _linear_addmm(self, mat1, weight, *, beta, alpha):
     return mat1 @ weight.T + self

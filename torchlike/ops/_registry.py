@@ -13,7 +13,8 @@ the node (static arguments, and input sizes as ``<input>_sym_sizes``); ``unsigne
 ints as torch does for its int64 fields (-1 reads 18446744073709551615). ``saved={name: fget}`` gives the node
 torch's ``_saved_<name>`` where it differs from what the table saves (``fget(node, saved)``, ``saved`` the
 table's saved values by name; ``None`` hides a table name torch does not show), e.g. a Python number torch saves
-as a Scalar. ``const_grads=True`` (or the positions of some gradients) says torch's formula for those gradients
+as a Scalar; a pair ``(fget, raw_fget)`` also gives ``_raw_saved_<name>`` (``raw_fget(node, raw)``, ``raw`` the
+table's raw slots by name), which torch has only for what it saves as tensors. ``const_grads=True`` (or the positions of some gradients) says torch's formula for those gradients
 is a constant: under create_graph they carry no history, so a further derivative stops there, as in torch
 (``const_when(node)``: only for some nodes). ``node_apply(node, grads, mask)`` replaces how a node runs (it may
 call ``_OpNode._apply``); ``class_name`` names the node class when torch's differs from the node name.
@@ -129,18 +130,23 @@ class OpDef:
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
         if node_apply is not None:  # a node that runs differently from its formula (calls _OpNode._apply)
             props["_apply"] = node_apply
-        getters = {}
+        getters, raw_getters = {}, {}
         for i, (name, *_) in enumerate(self.saves):
             getters[name] = _saved_property(i).fget
+            raw_getters[name] = _raw_saved_property(i).fget
             props["_saved_" + name] = _saved_property(i)
             props["_raw_saved_" + name] = _raw_saved_property(i)
         for name in attrs:
             props["_saved_" + name] = self._attr_property(name, name in unsigned)
-        for name, fget in (saved or {}).items():  # torch's own _saved_<name> where the table's differs
-            if fget is None:
+        for name, spec in (saved or {}).items():  # torch's own _saved_<name> where the table's differs
+            props.pop("_raw_saved_" + name, None)  # (a raw slot only for what torch saves as tensors: see below)
+            if spec is None:
                 del props["_saved_" + name]
-            else:
-                props["_saved_" + name] = property(lambda node, f=fget: f(node, _SavedValues(node, getters)))
+                continue
+            fget, raw = spec if isinstance(spec, tuple) else (spec, None)
+            props["_saved_" + name] = property(lambda node, f=fget: f(node, _SavedValues(node, getters)))
+            if raw is not None:
+                props["_raw_saved_" + name] = property(lambda node, f=raw: f(node, _SavedValues(node, raw_getters)))
         # torch's C++ nodes named "torch::autograd::CopySlices" are instances of class CopySlices
         self.node_cls = type(class_name or node_name.rpartition("::")[2], (_OpNode,), props)
 

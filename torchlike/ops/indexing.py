@@ -143,7 +143,10 @@ def _show_indices(names, statics, listed):
     def indices(node, saved):
         it = iter(saved[name] for name in names)
         return tuple(None if s is None else next(it) for s in node._statics[spec])
-    shown = {"indices": indices} if listed else {}
+
+    def raw_indices(node, raw):  # torch's raw slots: the index tensors only
+        return tuple(raw[name] for name in names)
+    shown = {"indices": (indices, raw_indices)} if listed else {}
     return {**{name: None for name in names}, **shown}
 
 

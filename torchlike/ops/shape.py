@@ -793,7 +793,7 @@ def flip(input, *args, dims=None):
 
 
 # ----- diagonal ------------------------------------------------------------------------------------------
-@op("DiagonalBackward0", save=(), attrs=("offset", "dim1", "dim2", "self_sym_sizes"), unsigned=("dim1", "dim2"))
+@op("DiagonalBackward0", save=(), attrs=("offset", "dim1", "dim2", "self_sym_sizes"), unsigned=("offset", "dim1", "dim2"))
 def _diagonal(self, *, offset, dim1, dim2):
     return jnp.diagonal(self, offset, _norm(dim1, self.ndim), _norm(dim2, self.ndim))
 
