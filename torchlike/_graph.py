@@ -336,9 +336,13 @@ class _SavedTensor:
 
 
 def _short_name(name):
-    """torch 2.13 names the node without its 'Backward<N>' suffix in the version-counter error."""
+    """torch 2.13 names the node without its 'Backward' in the version-counter error, and without the overload
+    number 0: MulBackward0 -> Mul, PowBackward1 -> Pow1."""
     i = name.rfind("Backward")
-    return name[:i] if i > 0 and name[i + 8:].isdigit() else name
+    if i > 0 and name[i + 8:].isdigit():
+        number = name[i + 8:]
+        return name[:i] + ("" if number == "0" else number)
+    return name
 
 
 class SavedTensor:

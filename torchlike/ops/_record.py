@@ -101,6 +101,7 @@ def record(op, args, arrays, statics, outs, inplace=None):
         original = _wrap(arrays[0])         # "original self"), for formulas and create_graph that need it
         original._grad_fn, original._output_nr = inplace._grad_fn, inplace._output_nr
         original._requires_grad = inplace._requires_grad
+        version_before = inplace._version
 
     results = []
     for k, o in enumerate(outs):
@@ -140,8 +141,13 @@ def record(op, args, arrays, statics, outs, inplace=None):
                 t = args[index]
                 if t is None:
                     saved.append(None)
-                elif t is inplace:
+                elif t is inplace and index == 0:
                     saved.append(save(original, check_version=False))
+                elif inplace is not None and t._vc is inplace._vc:  # the target (or a view of it) passed again as
+                    s = save(t)  # another input, y.mul_(y): saved as it was before the write, so that backward
+                    if isinstance(s, _SavedTensor):  # sees the write and raises torch's version error
+                        s.version = version_before
+                    saved.append(s)
                 elif t._wrapped_number:  # save(t)'s common cases
                     saved.append(_SavedTensor(t._data, t, None, -1))
                 elif plain and not t._is_inference:
