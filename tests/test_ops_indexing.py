@@ -481,3 +481,36 @@ def test_nonzero(a):
         assert_same(tl.where(x), torch.where(xt))
     y = tl.nonzero(tl.tensor(np.asarray(a, np.float32), requires_grad=True))
     assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("vshape", [(), (1,), (2,)])
+def test_setitem_value_dtype_and_shape_rules_as_torch(vshape):
+    """torch's index_put_ runs as masked_fill_ for one boolean mask and a one-element value: the value is cast to
+    the destination's dtype (a uint8 mask is refused there); every other advanced index needs matching dtypes; a
+    value must broadcast *to* the indexed shape. Same results, nodes and gradients, or the same error."""
+    def run(m):
+        out = []
+        for key in ("mask", "mask_u8", "mask_int", "idx", "mask2d", "slice_mask"):
+            v = m.full(vshape, 2., dtype=m.float32, requires_grad=True)
+            y = m.zeros(3, 2, dtype=m.float64, requires_grad=True) * 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # uint8 masks are deprecated
+                    if key == "mask":
+                        y[m.tensor([True, False, True])] = v
+                    elif key == "mask_u8":
+                        y[m.tensor([1, 0, 1], dtype=m.uint8)] = v
+                    elif key == "mask_int":
+                        y[m.tensor([True, False, True]), 0] = v
+                    elif key == "idx":
+                        y[m.tensor([0])] = v
+                    elif key == "mask2d":
+                        y[y.detach() >= 0] = v
+                    else:
+                        y[:, m.tensor([True, False])] = v
+                y.sum().backward()
+                out.append((key, y.grad_fn.name(), np.asarray(y.detach()).tolist(), float(v.grad.sum())))
+            except RuntimeError as e:
+                out.append((key, str(e)))
+        return out
+    assert run(tl) == run(torch)

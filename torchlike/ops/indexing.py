@@ -448,13 +448,17 @@ def _setitem(self, index, value):
         spec, tensors, target = _advanced(cur, slots)
         stripped = _strip_leading_ones(value.shape)
         try:
-            np.broadcast_shapes(stripped, target)
-            if len(stripped) > len(target):
+            if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
                 raise ValueError
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(value.shape)} cannot be "
                                f"broadcast to indexing result of shape {_shape_str(target)}") from None
-        if not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
+        masks = [t for t, s in zip(tensors, [s for s in spec if s is not None]) if s >= 0]
+        if value._data.size == 1 and len(masks) == len(tensors) == 1:
+            # torch's index_put_ runs as masked_fill_ here (one mask, a one-element value): the value is cast
+            if masks[0]._data.dtype != np.bool_:
+                raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        elif not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_type_word(self._data.dtype)} for the destination and "
                                f"{_type_word(value._data.dtype)} for the source.")
