@@ -326,3 +326,32 @@ def test_inplace_on_aliased_inputs_as_torch(name):
         except RuntimeError as e:
             out.append(("RuntimeError", str(e).split(" Hint:")[0].replace("torchlike", "torch")))
     assert out[0] == out[1]
+
+
+# No JAX exception reaches a user: operands that do not broadcast raise torch's RuntimeError (TensorIterator's
+# operand order), an in-place op whose broadcast result is larger than its target raises torch's error, and a
+# non-tensor argument to a one-input op raises torch's TypeError naming the argument.
+BROADCAST_ERRORS = {
+    "lerp": lambda m: m.lerp(m.ones(3), m.ones(2), 0.5), "lerp_tensor_weight": lambda m: m.lerp(m.ones(3), m.ones(3),
+                                                                                                m.ones(2)),
+    "addcmul": lambda m: m.addcmul(m.ones(3), m.ones(2), m.ones(3)),
+    "addcdiv": lambda m: m.addcdiv(m.ones(3), m.ones(3), m.ones(2)), "add": lambda m: m.ones(3) + m.ones(2),
+    "where": lambda m: m.where(m.ones(3) > 0, m.ones(2), m.ones(3)), "maximum": lambda m: m.maximum(m.ones(2, 3),
+                                                                                                     m.ones(4, 1, 2)),
+    "clamp": lambda m: m.clamp(m.ones(3), min=m.zeros(2)), "atan2": lambda m: m.atan2(m.ones(3), m.ones(2)),
+    "lerp_": lambda m: m.ones(3).lerp_(m.ones(2, 3), 0.5),
+    "addcmul_grows": lambda m: m.ones(3).addcmul_(m.ones(3), m.ones(2, 3)),
+    "add_grows": lambda m: m.ones(1).add_(m.ones(3)), "clamp_grows": lambda m: m.ones(3).clamp_(min=m.zeros(2, 3)),
+    "sin_numpy": lambda m: m.sin(np.ones(3)), "exp_list": lambda m: m.exp([1.0, 2.0]), "abs_int": lambda m: m.abs(3),
+    "floor_str": lambda m: m.floor("a"),
+}
+
+
+@pytest.mark.parametrize("name", BROADCAST_ERRORS)
+def test_argument_errors_are_torchs_not_jaxs(name):
+    errors = []
+    for lib in (torch, tl):
+        with pytest.raises((RuntimeError, TypeError)) as info:
+            BROADCAST_ERRORS[name](lib)
+        errors.append((info.type, str(info.value)))
+    assert errors[0] == errors[1]

@@ -44,6 +44,7 @@ from .. import _grad_mode as _gm
 from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 from . import _record as _rec
+from ._util import _check_broadcast
 
 _InputMetadata = collections.namedtuple(
     "_InputMetadata", "shape dtype device is_nested_tensor is_cpp_nested_tensor", defaults=(None, False, False))
@@ -363,7 +364,11 @@ def _apply(op, args, statics):
     fwd = op._fwd.get(statics)
     if fwd is None:
         fwd = op._compile_forward(statics)
-    out = fwd(*arrays)
+    try:
+        out = fwd(*arrays)
+    except (TypeError, ValueError):  # JAX's shape errors: torch's error when the operands do not broadcast
+        _check_broadcast(arrays)
+        raise
     single = not op._tuple_out
     outs = (out,) if single else tuple(out)
     if _fw_state.level is not None:  # forward AD: a dual level is active
@@ -439,8 +444,15 @@ def _apply_inplace(op, target, args, statics):
     fwd = op._fwd.get(statics)
     if fwd is None:
         fwd = op._compile_forward(statics)
-    out = fwd(*arrays)
+    try:
+        out = fwd(*arrays)
+    except (TypeError, ValueError):
+        _check_broadcast(arrays)
+        raise
     outs = (out,) if not op._tuple_out else tuple(out)
+    if outs[0].shape != target._data.shape:
+        raise RuntimeError(f"output with shape {list(target._data.shape)} doesn't match the broadcast shape "
+                           f"{list(outs[0].shape)}")
     if outs[0].dtype != target._data.dtype:
         raise RuntimeError(f"result type {_type_string(outs[0].dtype)[6:-6]} can't be cast to the desired output "
                            f"type {_type_string(target._data.dtype)[6:-6]}")

@@ -17,3 +17,26 @@ def _check_unique(dims, ndim):
         if w in seen:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         seen.add(w)
+
+
+def _broadcast_shape(a, b):
+    """torch's infer_size: the broadcast shape of two shapes, with torch's error (for the last bad dim, as torch)."""
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n - 1, -1, -1):
+        da, db = i - n + len(a), i - n + len(b)
+        sa = a[da] if da >= 0 else 1
+        sb = b[db] if db >= 0 else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                               f"non-singleton dimension {i}")
+        out.append(sa if sb == 1 else sb)
+    return tuple(out[::-1])
+
+
+def _check_broadcast(arrays):
+    """torch's error (TensorIterator's, operands in order) when the arrays' shapes do not broadcast together."""
+    shape = None
+    for a in arrays:
+        if a is not None:
+            shape = tuple(a.shape) if shape is None else _broadcast_shape(shape, a.shape)

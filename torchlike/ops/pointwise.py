@@ -21,6 +21,7 @@ from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
 from ._bind import public
+from ._util import _broadcast_shape
 from .shape import _select
 
 # ----- helpers -----------------------------------------------------------------------------------------
@@ -123,21 +124,6 @@ def _as_number(name):
     return {name: number}
 
 
-def _broadcast_shape(a, b):
-    """torch's infer_size: the broadcast shape of two shapes, with torch's error (for the last bad dim, as torch)."""
-    n = max(len(a), len(b))
-    out = []
-    for i in range(n - 1, -1, -1):
-        da, db = i - n + len(a), i - n + len(b)
-        sa = a[da] if da >= 0 else 1
-        sb = b[db] if db >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                               f"non-singleton dimension {i}")
-        out.append(sa if sb == 1 else sb)
-    return tuple(out[::-1])
-
-
 _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
             "arguments requires grad.")
 
@@ -155,6 +141,14 @@ def _write_out(name, result, out, inputs):
 
 
 # ----- unary ops ---------------------------------------------------------------------------------------
+def _check_tensor_arg(fn_name, arg, position, value):
+    """torch's TypeError for an argument that must be a Tensor (a NumPy array, a real torch tensor, a list...)."""
+    if not isinstance(value, Tensor):
+        cls = type(value)
+        kind = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__.split('.')[0]}.{cls.__name__}"
+        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not {kind}") from None
+
+
 def _check_float_inplace(self):
     """An in-place op whose result is floating (integer inputs computed as the default float) on an integer tensor."""
     if not _is_float(self._data):
@@ -170,15 +164,19 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
     (integer and bool inputs computed in the default float dtype), "any" (any dtype kept), "round" (integers
     pass through unchanged, as torch.floor(int_tensor) does)."""
     def fn(input, *, out=None):
-        if out is not None:
-            return _write_out(name, fn(input), out, (input,))
-        if check is not None:
-            check(input)
-        if kind == "float":
-            input = _to_float(input)
-        elif kind == "round" and not _is_float(input._data):
-            return clone(input)
-        return _apply(entry, (input,), ())
+        try:
+            if out is not None:
+                return _write_out(name, fn(input), out, (input,))
+            if check is not None:
+                check(input)
+            if kind == "float":
+                input = _to_float(input)
+            elif kind == "round" and not _is_float(input._data):
+                return clone(input)
+            return _apply(entry, (input,), ())
+        except AttributeError:  # (costs nothing until raised)
+            _check_tensor_arg(name, "input", 1, input)
+            raise
 
     def fn_(self):
         if check is not None:
@@ -760,18 +758,9 @@ def _binary_dtype(a, b):
     return _dtype._result_type(_number(a), _number(b))._np
 
 
-def _apply_binary(entry, a, b, statics):
-    """_apply over two operands with torch's broadcasting error."""
-    try:
-        return _apply(entry, (a, b), statics)
-    except (TypeError, ValueError):
-        _broadcast_shape(a._data.shape, b._data.shape)
-        raise
-
-
 def _binary(entry, a, b, extra=()):
     dt = _binary_dtype(a, b)
-    return _apply_binary(entry, _wrap_scalar(a), _wrap_scalar(b), (dt,) + extra)
+    return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
 
 
 def _can_cast(src, dst):
@@ -1083,7 +1072,7 @@ def sub(input, other, *, alpha=1, out=None):
     _check_bool_sub(input, other)
     if alpha != 1:
         _check_alpha(dt, alpha)
-    return _apply_binary(_sub, _wrap_scalar(input), _wrap_scalar(other), (dt, alpha))
+    return _apply(_sub, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
 
 
 @public(method=False)
@@ -1094,7 +1083,7 @@ def rsub(input, other, *, alpha=1):
     if alpha != 1:
         _check_alpha(dt, alpha)
     entry = _rsub_tensor if _is_tensor_operand(other) else _rsub_scalar
-    return _apply_binary(entry, _wrap_scalar(input), _wrap_scalar(other), (dt, alpha))
+    return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
 
 
 def _mul_(self, other):
@@ -1138,7 +1127,7 @@ def div(input, other, *, rounding_mode=None, out=None):
             raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                              f"'{rounding_mode}'")
         return _binary(_div_mode, input, other, (rounding_mode,))
-    return _apply_binary(_div, _wrap_scalar(input), _wrap_scalar(other), (_true_div_dtype(input, other),))
+    return _apply(_div, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),))
 
 
 def _floor_divide_(self, other):
@@ -1208,7 +1197,7 @@ def minimum(input, other):
 
 
 def _float_binary(entry, input, other):
-    return _apply_binary(entry, _wrap_scalar(input), _wrap_scalar(other), (_true_div_dtype(input, other),))
+    return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),))
 
 
 def _float_inplace(entry):
@@ -1426,18 +1415,6 @@ def _clamp_args(input, min, max):  # noqa: A002
 _PLAIN = (float, int, type(None))
 
 
-def _apply_broadcast(entry, args, statics):
-    """_apply over a tensor and tensor bounds with torch's broadcasting error (TensorIterator's operand order)."""
-    try:
-        return _apply(entry, args, statics)
-    except (TypeError, ValueError):
-        shape = args[0]._data.shape
-        for t in args[1:]:
-            if t is not None:
-                shape = _broadcast_shape(shape, t._data.shape)
-        raise
-
-
 def _clamp_(self, min=None, max=None):  # noqa: A002
     entry, args, statics = _clamp_args(self, min, max)
     if statics[-1] != self._data.dtype:
@@ -1452,7 +1429,7 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
 def clamp(input, min=None, max=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
     entry, args, statics = _clamp_args(input, min, max)
-    return _apply_broadcast(entry, args, statics)
+    return _apply(entry, args, statics)
 
 
 _C_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -1477,13 +1454,13 @@ def _clamp_one_(scalar_entry, tensor_entry):
 @public(inplace=_clamp_one_(_clamp_min, _clamp_min_tensor))
 def clamp_min(input, min):  # noqa: A002
     """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
-    return _apply_broadcast(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
+    return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
 
 
 @public(inplace=_clamp_one_(_clamp_max, _clamp_max_tensor))
 def clamp_max(input, max):  # noqa: A002
     """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
-    return _apply_broadcast(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
+    return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
 
 
 
