@@ -216,3 +216,33 @@ def test_no_growth_of_live_arrays_with_hooks():
     finally:
         gc.enable()
     assert len(jax.live_arrays()) <= start
+
+
+PACK_ORDER = {
+    "mul": lambda m, a, b: a * b, "div": lambda m, a, b: a / b, "pow": lambda m, a, b: a ** b,
+    "atan2": lambda m, a, b: m.atan2(a, b), "addcmul": lambda m, a, b: m.addcmul(a, a, b, value=2),
+    "addcdiv": lambda m, a, b: m.addcdiv(a, a, b), "lerp": lambda m, a, b: m.lerp(a, b, a),
+    "maximum": lambda m, a, b: m.maximum(a, b), "hypot": lambda m, a, b: m.hypot(a, b),
+    "mm": lambda m, a, b: m.mm(a.view(1, 2), b.view(2, 1)), "dot": lambda m, a, b: m.dot(a, b),
+    "clamp": lambda m, a, b: m.clamp(a, min=b * 0.5, max=b), "logaddexp": lambda m, a, b: m.logaddexp(a, b),
+    "fmod": lambda m, a, b: m.fmod(a, b), "where": lambda m, a, b: m.where(a > 1, a, b),
+    "outer": lambda m, a, b: m.outer(a, b), "matmul": lambda m, a, b: a @ b, "sin_mul": lambda m, a, b: (a * b).sin(),
+}
+
+
+@pytest.mark.parametrize("name", PACK_ORDER)
+def test_pack_hooks_see_saved_tensors_in_torchs_order(name):
+    """torch's nodes save their inputs in alphabetical order of their names, then their outputs."""
+    orders = []
+    for m in (torch, tl):
+        a = m.tensor([0.5, 1.5], requires_grad=True)
+        b = m.tensor([2.0, 3.0], requires_grad=True)
+        packed = []
+
+        def pack(t):
+            packed.append("a" if t is a else "b" if t is b else f"other{tuple(t.shape)}")
+            return t
+        with m.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            PACK_ORDER[name](m, a, b)
+        orders.append(packed)
+    assert orders[0] == orders[1]

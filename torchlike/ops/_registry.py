@@ -122,6 +122,9 @@ class OpDef:
                 self.saves.append((name, "in", self.inputs.index(name), needed))
             else:
                 self.saves.append((name, "out", self.outputs.index(name), needed))
+        # torch's generated nodes save their inputs in alphabetical order of their names, then their outputs:
+        # the order in which saved-tensor pack hooks see them
+        self.saves.sort(key=lambda s: (s[1] == "out", s[0] if s[1] == "in" else ""))
         self.backward = None
         self._fwd = {}
         self._bwd = {}

@@ -903,7 +903,7 @@ _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.re
 
 
 def _zero_exponent(node):
-    e = node._for_backward[1].unpack_data(node)
+    e = node._for_backward[[s[0] for s in node._op.saves].index("exponent")].unpack_data(node)
     return not isinstance(e, jax.core.Tracer) and bool(e == 0)
 
 
