@@ -546,3 +546,36 @@ def test_every_op_entry_is_covered():
         if not ops & reached:
             missing.append(f"{name} ({entries[0].forward.__module__}.{entries[0].forward.__qualname__})")
     assert not missing, "op entries no higher-order case differentiates: " + ", ".join(missing)
+
+
+REQUIRES_GRAD_CASES = {
+    "relu": lambda m, x, lo: m.relu(x), "relu_": lambda m, x, lo: (x * 1).relu_(),
+    "hardtanh": lambda m, x, lo: m.nn.functional.hardtanh(x), "relu6": lambda m, x, lo: m.nn.functional.relu6(x),
+    "leaky": lambda m, x, lo: m.nn.functional.leaky_relu(x, 0.1), "elu": lambda m, x, lo: m.nn.functional.elu(x),
+    "softplus": lambda m, x, lo: m.nn.functional.softplus(x), "clamp_scalar": lambda m, x, lo: m.clamp(x, -1, 1),
+    "clamp_min_scalar": lambda m, x, lo: m.clamp_min(x, 0.5), "clamp_tensor": lambda m, x, lo: m.clamp(x, min=lo),
+    "clamp_tensors_squared": lambda m, x, lo: m.clamp(x, min=lo, max=lo * 2) ** 2,
+    "maximum": lambda m, x, lo: m.maximum(x, lo), "where": lambda m, x, lo: m.where(x > 0, x, lo),
+    "masked_fill": lambda m, x, lo: x.masked_fill(x > 0, 2.0), "max_dim": lambda m, x, lo: m.max(x, -1).values,
+    "max_dim_squared": lambda m, x, lo: m.max(x, -1).values ** 2, "max": lambda m, x, lo: x.max(),
+    "amax": lambda m, x, lo: x.amax(-1), "abs": lambda m, x, lo: x.abs(), "sign_mul": lambda m, x, lo: x.sign() * x,
+    "floor": lambda m, x, lo: x.floor(), "index": lambda m, x, lo: x[:, 0], "mul": lambda m, x, lo: x * lo,
+    "gather": lambda m, x, lo: x.gather(1, m.tensor([[0], [1]])), "norm": lambda m, x, lo: x.norm(),
+    "std": lambda m, x, lo: x.std(), "softmax": lambda m, x, lo: x.softmax(-1), "prod": lambda m, x, lo: x.prod(),
+    "cumsum": lambda m, x, lo: x.cumsum(0), "lerp": lambda m, x, lo: m.lerp(x, lo, 0.3),
+}
+
+
+@pytest.mark.parametrize("name", REQUIRES_GRAD_CASES)
+def test_first_order_gradients_require_grad_as_torchs(name):
+    """Under create_graph a gradient requires grad exactly when torch's formula for it does: not when it only masks
+    or indexes with values that require grad (a comparison, saved indices), yes through torch's fused backward
+    functions (threshold_backward for relu, hardtanh_backward, leaky_relu_backward)."""
+    flags = []
+    for m in (torch, tl):
+        x = m.tensor([[1.0, 2.0], [3.0, -4.0]], requires_grad=True)
+        lo = m.tensor([[1.5, 1.5], [1.5, 1.5]], requires_grad=True)
+        grads = m.autograd.grad(REQUIRES_GRAD_CASES[name](m, x, lo).sum(), (x, lo), create_graph=True,
+                                allow_unused=True)
+        flags.append([None if g is None else (g.requires_grad, g.grad_fn is None) for g in grads])
+    assert flags[0] == flags[1]

@@ -274,7 +274,7 @@ class _HookedSavedTensor:
                             f"{type(t).__name__}")
         out = _wrap(t._data)
         fn, nr = (node, self.output_nr) if self.output_nr >= 0 else (self.edge or (None, 0))
-        if fn is not None:
+        if fn is not None and out._data.dtype.kind in "fcV":
             out._requires_grad = True
             if isinstance(fn, AccumulateGrad):  # a leaf: same accumulator as the saved leaf
                 out._acc_ref = weakref.ref(fn)
@@ -310,7 +310,7 @@ class _SavedTensor:
         if self.tensor is not None:
             return self.tensor
         t = _wrap(data)
-        if self.output_nr >= 0:
+        if self.output_nr >= 0 and data.dtype.kind in "fcV":  # an integer output (indices) has no history
             t._grad_fn = node
             t._output_nr = self.output_nr
             t._requires_grad = True

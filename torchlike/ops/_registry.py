@@ -18,6 +18,8 @@ table's raw slots by name), which torch has only for what it saves as tensors. `
 is a constant: under create_graph they carry no history, so a further derivative stops there, as in torch
 (``const_when(node)``: only for some nodes). ``node_apply(node, grads, mask)`` replaces how a node runs (it may
 call ``_OpNode._apply``); ``class_name`` names the node class when torch's differs from the node name.
+``fused_backward=True``: torch's backward is one differentiable function of the saved tensors (threshold_backward,
+hardtanh_backward, ...), so under create_graph the gradient requires grad when they do, even where it only masks.
 
 The public functions, Tensor methods and in-place variants of ops are declared with ``_bind.public``.
 
@@ -97,7 +99,7 @@ class OpDef:
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
-                 node_apply=None, class_name=None):
+                 node_apply=None, class_name=None, fused_backward=False):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -131,6 +133,7 @@ class OpDef:
         n_grads = len(self.diff)
         self.const_grads = (tuple(range(n_grads)) if const_grads is True else const_grads)
         self.const_when = const_when
+        self.fused_backward = fused_backward
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
         if node_apply is not None:  # a node that runs differently from its formula (calls _OpNode._apply)
             props["_apply"] = node_apply
@@ -245,7 +248,8 @@ class OpDef:
             return tuple(res)
 
         jitted = jax.jit(run)
-        diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask))
+        diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
+                        self.fused_backward)
         compiled = (jitted, diff_op)
         self._bwd[key] = compiled
         return compiled
@@ -281,10 +285,11 @@ def _as_unsigned(value):
 class _FnOp(OpDef):
     """An op over n arrays from a ready function; backward = jax.vjp of it (used for create_graph)."""
 
-    def __init__(self, node_name, raw, jitted, n_inputs, n_outputs):
+    def __init__(self, node_name, raw, jitted, n_inputs, n_outputs, fused_backward=False):
         names = tuple(f"arg{i}" for i in range(n_inputs))
         outputs = tuple(f"r{i}" for i in range(n_outputs))
-        super().__init__(node_name, raw, inputs=names, statics=(), outputs=outputs, tuple_out=True)
+        super().__init__(node_name, raw, inputs=names, statics=(), outputs=outputs, tuple_out=True,
+                         fused_backward=fused_backward)
         self._fwd[()] = jitted
         self._deps = {}
 
@@ -300,7 +305,8 @@ class _FnOp(OpDef):
         key = tuple(a is None for a in args)
         deps = self._deps.get(key)
         if deps is None:
-            deps = self._deps[key] = _dependencies(self.forward, [None if a is None else a._data for a in args])
+            deps = self._deps[key] = _dependencies(self.forward, [None if a is None else a._data for a in args],
+                                                   self.fused_backward)
         for out, used in zip(outs, deps):
             if out is not None and out._grad_fn is not None and \
                     not any(args[i] is not None and args[i]._requires_grad for i in used):
@@ -310,8 +316,11 @@ class _FnOp(OpDef):
 _Literal = jax.extend.core.Literal
 
 
-def _dependencies(fn, arrays):
-    """Per output of ``fn(*arrays)``: the positions of the arrays it depends on (from its jaxpr)."""
+def _dependencies(fn, arrays, through_masks=False):
+    """Per output of ``fn(*arrays)``: the positions of the arrays it depends on (from its jaxpr). As in torch's
+    autograd, a value reached only through integer or bool values (a comparison, an index) or ``stop_gradient``
+    does not count, unless ``through_masks`` (torch's fused backward functions, which are differentiable ops of
+    what they mask with)."""
     closed = jax.make_jaxpr(fn)(*arrays)
     flat_pos = []  # jaxpr input variable -> argument position (None arguments have no variable)
     for i, a in enumerate(arrays):
@@ -320,11 +329,12 @@ def _dependencies(fn, arrays):
     dep = {v: {i} for v, i in zip(closed.jaxpr.invars, flat_pos)}
     for eqn in closed.jaxpr.eqns:
         used = set()
-        for v in eqn.invars:
-            if not isinstance(v, _Literal):
-                used |= dep.get(v, set())
+        if through_masks or eqn.primitive.name != "stop_gradient":
+            for v in eqn.invars:
+                if not isinstance(v, _Literal):
+                    used |= dep.get(v, set())
         for v in eqn.outvars:
-            dep[v] = used
+            dep[v] = used if through_masks or jnp.issubdtype(v.aval.dtype, jnp.inexact) else set()
     outs = jax.tree_util.tree_leaves(jax.eval_shape(fn, *arrays), is_leaf=lambda x: x is None)
     result, it = [], iter(closed.jaxpr.outvars)
     for o in outs:

@@ -289,7 +289,7 @@ def _(grad, result):
     return grad * jnp.conj(result * (1 - result))
 
 
-@op("ReluBackward0", save=("result",), attrs=())
+@op("ReluBackward0", save=("result",), attrs=(), fused_backward=True)
 def _relu(self):
     return jnp.maximum(self, jnp.zeros((), self.dtype))
 
@@ -606,7 +606,7 @@ def softplus(input, beta=1, threshold=20):
     return _apply(_softplus, (input,), (beta, threshold))
 
 
-@op("LeakyReluBackward0", save=("self",), attrs=("negative_slope",))
+@op("LeakyReluBackward0", save=("self",), attrs=("negative_slope",), fused_backward=True)
 def _leaky_relu(self, *, negative_slope):
     return jnp.where(self > 0, self, self * negative_slope)
 
@@ -619,7 +619,7 @@ def _(grad, self, negative_slope):
 _leaky_relu_inplace = _entry(  # torch's in-place variant saves the result instead of the input
     "LeakyReluBackward1", ("result",), _leaky_relu.forward,
     lambda grad, result, negative_slope: jnp.where(result > 0, grad, grad * negative_slope),
-    attrs=("negative_slope",))
+    attrs=("negative_slope",), fused_backward=True)
 
 
 @public(method=False)
@@ -630,7 +630,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _apply(_leaky_relu, (input,), (negative_slope,))
 
 
-@op("HardtanhBackward0", save=("self",), attrs=("max_val", "min_val"))
+@op("HardtanhBackward0", save=("self",), attrs=("max_val", "min_val"), fused_backward=True)
 def _hardtanh(self, *, min_val, max_val):
     return jnp.minimum(jnp.maximum(self, jnp.asarray(min_val, self.dtype)), jnp.asarray(max_val, self.dtype))
 
