@@ -70,6 +70,7 @@ class _GraphLevel:
         args = [next(it) if a is None else a.value for a in self.template]
         with inner.enable_grad():
             outs, self.single = _as_tuple(self.fn(*args))
+        _check_outputs(outs, inner, self.fn)
         self.outs = outs
         self.out_diff = tuple(j for j, o in enumerate(outs) if o.requires_grad)
         return tuple(inner.convert_out(o) for o in outs)
@@ -90,12 +91,50 @@ class _GraphVjp(_GraphLevel):
         self.leaves = p.leaves + g_leaves
         outs = [p.outs[j] for j in p.out_diff]
         ins = [p.leaves[i] for i in p.diff]
+        closed_over = _closed_over_leaves(outs, p.leaves)
         with inner.enable_grad():
-            res = inner.grad(outs, ins, g_leaves, retain_graph=True, create_graph=self.create_graph,
+            res = inner.grad(outs, ins + closed_over, g_leaves, retain_graph=True, create_graph=self.create_graph,
                              allow_unused=True, materialize_grads=True)
+        res = list(res)
+        for leaf, g in zip(closed_over, res[len(ins):]):  # parameters fn closes over (an nn.Module's): their
+            leaf.grad = g if leaf.grad is None else leaf.grad + g  # .grad accumulates as a backward() would
+        res = res[:len(ins)]
         self.outs = tuple(res)
         self.out_diff = tuple(j for j, o in enumerate(res) if o.requires_grad)
         return tuple(inner.convert_out(o) for o in res)
+
+
+def _closed_over_leaves(outs, inputs):
+    """The leaves requiring grad that ``outs`` depend on, other than ``inputs`` (the inner function's parameters)."""
+    seen, stack, found = set(), [o.grad_fn for o in outs if o.grad_fn is not None], []
+    own = {id(x) for x in inputs}
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        leaf = getattr(node, "variable", None)
+        if leaf is not None and id(leaf) not in own:
+            found.append(leaf)
+        stack.extend(n for n, _ in node.next_functions)
+    return found
+
+
+class _ReturnedJaxArrays(Exception):
+    """A function taken for a torchlike one returned JAX arrays: it is a JAX function (torch_op's detection)."""
+
+
+def _check_outputs(outs, inner, fn):
+    """The outputs of a function run on the inner framework's tensors must be its tensors."""
+    expected = tl.Tensor if inner is _Torchlike else torch.Tensor
+    if all(isinstance(o, expected) for o in outs):
+        return
+    if inner is _Torchlike and all(isinstance(o, jax.Array) for o in outs):
+        raise _ReturnedJaxArrays()
+    kinds = sorted({f"{type(o).__module__}.{type(o).__name__}" for o in outs if not isinstance(o, expected)})
+    name = getattr(fn, "__name__", "fn")
+    raise TypeError(f"{name} must return {expected.__module__.split('.')[0]} Tensors (or a tuple of them), got "
+                    f"{', '.join(kinds)}; for a JAX function pass kind='jax' to torch_op")
 
 
 class _Torchlike:
@@ -179,7 +218,13 @@ def _bridge_backward(ctx, grads, grad_enabled, bridge):
 def _call_level(level, xs, bridge, grad_enabled):
     level.diff = _diff_positions(xs) if grad_enabled() else ()
     if not level.diff:
-        return level.forward(xs)
+        outs = level.forward(xs)
+        if grad_enabled() and isinstance(level, _GraphLevel) and level.out_diff:
+            raise RuntimeError(
+                f"{bridge.__name__}: the function's outputs require grad through tensors it closes over (an "
+                "nn.Module's parameters?) while none of its tensor arguments requires grad, so no gradient could "
+                "reach them: pass an argument that requires grad, or the parameters themselves as arguments")
+        return outs
     return bridge.apply(level, *xs)
 
 
@@ -241,13 +286,15 @@ def torch_op(fn=None, *, kind=None):
     ``kind="jax"``: ``fn`` takes and returns JAX arrays (a tuple for several outputs); backward uses ``jax.vjp``
     (forward and each backward order are jitted once per signature).
     ``kind=None`` (default) detects: ``jax.jit``-wrapped functions and functions defined in ``jax`` modules are
-    JAX functions, anything else is a torchlike function; pass ``kind`` explicitly for plain JAX functions.
+    JAX functions; any other function is first run as a torchlike one, and if it returns JAX arrays it is taken
+    for a JAX function from then on (that first call runs it twice).
     torch tensor arguments are converted (zero-copy where ``interop.from_torch`` is); other arguments are passed
     unchanged (for JAX they must be hashable to be cached). The torch node is named ``<fn.__name__>Backward``
     (``TorchOpBackward`` for lambdas). Usable as a decorator: ``@torch_op`` or ``@torch_op(kind="jax")``.
     """
     if fn is None:
         return functools.partial(torch_op, kind=kind)
+    detect = kind is None
     if kind is None:
         kind = "jax" if _is_jax_fn(fn) else "torchlike"
     if kind not in ("torchlike", "jax"):
@@ -255,15 +302,24 @@ def torch_op(fn=None, *, kind=None):
 
     bridge = _named(_TorchBridge, fn, "TorchOp")
 
-    @functools.wraps(fn)
-    def wrapper(*args):
-        xs, template = _split(args, torch.Tensor)
-        if kind == "torchlike":
+    def call(xs, template):
+        if wrapper.kind == "torchlike":
             level = _GraphLevel(_Torchlike, fn, template)
         else:
             level = _JaxLevel(_jax_flat(fn, template))
-        outs = _call_level(level, tuple(xs), bridge, torch.is_grad_enabled)
-        return _finish(outs, level.single)
+        return _finish(_call_level(level, tuple(xs), bridge, torch.is_grad_enabled), level.single)
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        xs, template = _split(args, torch.Tensor)
+        try:
+            return call(xs, template)
+        except _ReturnedJaxArrays:
+            if not detect:
+                raise TypeError(f"{getattr(fn, '__name__', 'fn')} returned JAX arrays: pass kind='jax' to "
+                                "torch_op for a JAX function") from None
+            wrapper.kind = "jax"  # a plain JAX function (it ran on Tensors, which JAX accepts as arrays)
+            return call(xs, template)
 
     wrapper.kind = kind
     return wrapper

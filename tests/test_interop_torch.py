@@ -285,3 +285,48 @@ def test_from_torch_op_bfloat16_backward_accumulates_into_grad():
     (xt * xt).sum().backward()
     assert x.grad.dtype == tl.bfloat16
     np.testing.assert_allclose(_np(x.grad.float()), xt.grad.float().numpy(), rtol=1e-2)
+
+
+def test_torch_op_detects_a_plain_jax_function_from_what_it_returns():
+    f = torch_op(lambda x: jnp.sin(x) * 2)  # neither jitted nor defined in a jax module
+    x = torch.tensor([0.5, 1.0], requires_grad=True)
+    y = f(x)
+    y.sum().backward()
+    assert f.kind == "jax"
+    np.testing.assert_allclose(x.grad.numpy(), (2 * torch.cos(x.detach())).numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match=r"must return torchlike Tensors \(or a tuple of them\), got builtins.int"):
+        torch_op(lambda x: 3)(x)
+    with pytest.raises(TypeError, match=r"returned JAX arrays: pass kind='jax' to torch_op"):
+        torch_op(lambda x: jnp.sin(x), kind="torchlike")(x)
+
+
+def test_bridged_functions_closing_over_modules_fill_their_parameters_grad():
+    """A function that uses an nn.Module's parameters (not passed as arguments) gives them .grad as a plain
+    backward would, on either side of a bridge, accumulating over calls."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(3, 2)
+    ref = torch.nn.Linear(3, 2)
+    ref.load_state_dict(lin.state_dict())
+    f = from_torch_op(lambda x: lin(x).tanh())
+    x = tl.tensor(np.ones((4, 3), np.float32), requires_grad=True)
+    xt = torch.ones(4, 3, requires_grad=True)
+    for _ in range(2):
+        f(x).sum().backward()
+        ref(xt).tanh().sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad._data), xt.grad.numpy(), rtol=1e-6)
+    for p, q in zip(lin.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+    tl.manual_seed(0)
+    tlin = tl.nn.Linear(3, 2)
+    weight = torch.tensor(np.asarray(tlin.weight._data), requires_grad=True)
+    bias = torch.tensor(np.asarray(tlin.bias._data), requires_grad=True)
+    z = torch.ones(4, 3, requires_grad=True)
+    torch_op(lambda z: tlin(z).tanh())(z).sum().backward()
+    torch.nn.functional.linear(torch.ones(4, 3), weight, bias).tanh().sum().backward()
+    np.testing.assert_allclose(np.asarray(tlin.weight.grad._data), weight.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(tlin.bias.grad._data), bias.grad.numpy(), rtol=1e-6)
+    # no argument requires grad: no gradient could reach the parameters, and the bridge says so
+    with pytest.raises(RuntimeError, match=r"outputs require grad through tensors it closes over"):
+        f(tl.tensor(np.ones((4, 3), np.float32)))
+    with pytest.raises(RuntimeError, match=r"outputs require grad through tensors it closes over"):
+        torch_op(lambda z: tlin(z))(torch.ones(4, 3))
