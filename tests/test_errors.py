@@ -343,7 +343,10 @@ BROADCAST_ERRORS = {
     "addcmul_grows": lambda m: m.ones(3).addcmul_(m.ones(3), m.ones(2, 3)),
     "add_grows": lambda m: m.ones(1).add_(m.ones(3)), "clamp_grows": lambda m: m.ones(3).clamp_(min=m.zeros(2, 3)),
     "sin_numpy": lambda m: m.sin(np.ones(3)), "exp_list": lambda m: m.exp([1.0, 2.0]), "abs_int": lambda m: m.abs(3),
-    "floor_str": lambda m: m.floor("a"),
+    "floor_str": lambda m: m.floor("a"), "addcmul__ints": lambda m: m.ones(3).addcmul_(2, 2),
+    "addcmul__int": lambda m: m.ones(3).addcmul_(m.ones(3), 2), "addcdiv__list": lambda m: m.ones(3).addcdiv_(
+        m.ones(3), [1]), "addcmul_list": lambda m: m.addcmul(m.ones(3), [1], m.ones(3)),
+    "addcdiv_list_input": lambda m: m.addcdiv([1], m.ones(3), m.ones(3)),
 }
 
 

@@ -312,3 +312,13 @@ def test_double_backward(fn, shapes):
         results.append(lib.autograd.grad(sum((g * g).sum() for g in grads), xs, allow_unused=True))
     for a, b in zip(*results):
         assert_same(a, b, 1e-10, 1e-12)
+
+
+@pytest.mark.parametrize("sa,sb,node", MATMUL_CASES)
+def test_matmul_output_version_as_torch(sa, sb, node):
+    """torch writes some matmul results in place internally (1-D @ 2-D: squeeze_): the output's _version shows it."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    for grad in (True, False):
+        versions = [(lib.tensor(a, requires_grad=grad) @ lib.tensor(b))._version for lib in (tl, torch)]
+        assert versions[0] == versions[1]

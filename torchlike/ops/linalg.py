@@ -262,7 +262,9 @@ def matmul(input, other):
         return mm(input, other)
     if d1 == 1 and d2 == 2:
         _check_mm((1, input.shape[0]), other.shape, input, other)
-        return _apply(_matmul_squeeze, (input, other), (0, (1, other.shape[-1])))
+        out = _apply(_matmul_squeeze, (input, other), (0, (1, other.shape[-1])))
+        out._version_counter().version += 1  # torch squeezes its mm result in place (squeeze_): version 1
+        return out
     return _apply(*_batched_entry(input, other, tuple(input.shape), tuple(other.shape)))
 
 

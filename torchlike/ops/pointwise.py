@@ -1288,23 +1288,29 @@ def _addc_dtype(input, tensor1, tensor2, value):
     return _dtype._result_type(input, tensor1, tensor2)._np
 
 
-def _addc_inplace(entry):
+def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
+        _check_tensor_arg(name, "tensor1", 1, tensor1)
+        _check_tensor_arg(name, "tensor2", 2, tensor2)
         _check_cast(_addc_dtype(self, tensor1, tensor2, value), self)
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
 
 
-@public(inplace=_addc_inplace(_addcmul))
+@public(inplace=_addc_inplace(_addcmul, "addcmul_"))
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 (AddcmulBackward0)."""
+    for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
+        _check_tensor_arg("addcmul", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
     return _apply(_addcmul, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
 
 
-@public(inplace=_addc_inplace(_addcdiv))
+@public(inplace=_addc_inplace(_addcdiv, "addcdiv_"))
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (AddcdivBackward0); integer tensor1/tensor2 are rejected as in torch."""
+    for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
+        _check_tensor_arg("addcdiv", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
     if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
