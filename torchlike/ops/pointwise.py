@@ -1240,8 +1240,22 @@ _lerp_tensor = _entry("LerpBackward1", ("self", "end", "weight"), _lerp_forward,
                           grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
 
 
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
+                   "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_lerp(input, end, weight):
+    """torch's lerp takes end (and a weight tensor of 1+ dims) of input's dtype, with no promotion."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and (name == "end" or t.ndim) and t._data.dtype != input._data.dtype:
+            raise RuntimeError(f"expected dtype {_CPP_TYPE_NAMES[input._data.dtype.name]} for `{name}` but got "
+                               f"dtype {_CPP_TYPE_NAMES[t._data.dtype.name]}")
+
+
 def _lerp_(self, end, weight):
     entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
+    _check_lerp(self, end, weight)
     _check_cast(_binary_dtype(self, end), self)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
@@ -1250,6 +1264,7 @@ def _lerp_(self, end, weight):
 def lerp(input, end, weight):
     """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
     entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
+    _check_lerp(input, end, weight)
     dt = _binary_dtype(input, end)
     return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
 
@@ -1426,7 +1441,7 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
     if statics[-1] != self._data.dtype:
         if not _can_cast(statics[-1], self._data.dtype):
             raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
-                               f"{_C_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
+                               f"{_CPP_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
         statics = statics[:-1] + (self._data.dtype,)
     return _apply_inplace(entry, self, args, statics)
 
@@ -1438,8 +1453,6 @@ def clamp(input, min=None, max=None):  # noqa: A002
     return _apply(entry, args, statics)
 
 
-_C_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                 "uint8": "unsigned char", "bool": "bool"}
 
 
 def _clamp_one(scalar_entry, tensor_entry, input, bound):
