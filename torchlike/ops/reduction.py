@@ -165,13 +165,20 @@ def _prod_all(self, *, dtype):
     return jnp.prod(self, dtype=dtype)
 
 
+def _prod_grad(grad, x, result, others):
+    """torch's prod_backward: grad * result / x when the input has no zero (so a second order flows through the
+    result as in torch), else the product of the others (exact with zeros)."""
+    has_zero = jnp.any(x == 0)
+    ratio = result / jnp.where(has_zero, 1, x)  # (finite in the branch not taken)
+    return grad * jnp.conj(jnp.where(has_zero, others, ratio))
+
+
 @_prod_all.derivative
 def _(grad, self, result):
     x = self.astype(result.dtype)
     if x.size == 0:
         return jnp.zeros(x.shape, x.dtype)
-    others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
-    return grad * jnp.conj(others)
+    return _prod_grad(grad, x, result, _prod_of_others(x.reshape(-1), 0).reshape(x.shape))
 
 
 @op("ProdBackward1", save=("self", "result"), attrs=("dim", "keepdim"), unsigned=("dim",))
@@ -187,7 +194,8 @@ def _(grad, self, result, dim, keepdim):
     axis = _axis(dim, x.ndim)
     if x.shape[axis] == 0:
         return jnp.zeros(x.shape, x.dtype)
-    return _restore(grad, (axis,), keepdim) * jnp.conj(_prod_of_others(x, axis))
+    return _prod_grad(_restore(grad, (axis,), keepdim), x, _restore(result, (axis,), keepdim),
+                      _prod_of_others(x, axis))
 
 
 @public
