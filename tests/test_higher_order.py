@@ -579,3 +579,19 @@ def test_first_order_gradients_require_grad_as_torchs(name):
                                 allow_unused=True)
         flags.append([None if g is None else (g.requires_grad, g.grad_fn is None) for g in grads])
     assert flags[0] == flags[1]
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.prod(0), lambda x: x.prod(), lambda x: x.prod(1, keepdim=True)])
+def test_retained_grad_accumulates_in_second_order_as_torch(reduce):
+    """torch's prod backward uses its result (grad * result / input without zeros), so a second-order autograd.grad
+    passes through the result's node again and a retained .grad accumulates there, as in torch."""
+    grads = []
+    for m in (torch, tl):
+        x = m.tensor([[0.5, 1.5, -2.0], [1.25, -0.75, 2.0]], dtype=m.float64, requires_grad=True)
+        y = reduce(x)
+        y.retain_grad()
+        g, = m.autograd.grad((y * 2).sum() + (x * x).sum(), x, create_graph=True)
+        h, = m.autograd.grad(g.sum(), x)
+        grads.append((np.asarray(y.grad.detach()), np.asarray(h.detach())))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
