@@ -176,6 +176,8 @@ def _prod_grad(grad, x, result, others):
 @_prod_all.derivative
 def _(grad, self, result):
     x = self.astype(result.dtype)
+    if x.ndim == 0:  # torch: the gradient itself (no dependence on the input)
+        return grad
     if x.size == 0:
         return jnp.zeros(x.shape, x.dtype)
     return _prod_grad(grad, x, result, _prod_of_others(x.reshape(-1), 0).reshape(x.shape))
