@@ -18,7 +18,7 @@ from ._anomaly_mode import is_anomaly_enabled
 from ._device import _device_of_jax
 from ._dtype import _from_np
 from ._tensor import Size, Tensor, _type_string, _wrap
-from .utils.hooks import RemovableHandle, _Hooks, _add_hook  # noqa: F401  (RemovableHandle: torch's old home)
+from .utils.hooks import _Hooks, _add_hook
 
 _seq_counter = itertools.count()
 _FREED = type("_Freed", (), {"__repr__": lambda self: "<freed>"})()  # a released saved-tensor slot

@@ -5,8 +5,9 @@ import threading
 
 # the public face of torchlike._graph: its public names (and _FREED, which tests read) are re-exported
 from .._graph import (Node, AccumulateGrad, GradientEdge, SavedTensor, saved_tensors_hooks,  # noqa: F401
-                      save_on_cpu, disable_saved_tensors_hooks, allow_mutation_on_saved_tensors, RemovableHandle,
-                      gradient_edge, _FREED)
+                      save_on_cpu, disable_saved_tensors_hooks, allow_mutation_on_saved_tensors, gradient_edge,
+                      _FREED)
+from ..utils.hooks import RemovableHandle  # noqa: F401  (torchlike.autograd.graph.RemovableHandle, as before)
 from .._tensor import Tensor
 from . import engine
 from ._dot import to_dot, draw  # noqa: F401  (graph pictures)

@@ -145,7 +145,7 @@ class CustomOpDef:
     def _bind(self, args, kwargs):
         """torch's argument parsing against the schema: (all positional values, keyword-only dict)."""
         schema = self._schema_obj
-        pos, kw = schema.positional, schema.kwarg_only
+        pos = schema.positional
         q = self._qualname
         if len(args) > len(pos):
             raise RuntimeError(f"{q}() takes {len(pos)} positional argument(s) but {len(args)} was/were given.  "
