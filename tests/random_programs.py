@@ -37,8 +37,7 @@ INPLACE = ["add_", "mul_", "sin_", "relu_", "clamp_", "copy_", "fill_", "zero_",
            "setitem"]
 MISC = ["retain_grad", "hook", "no_grad_mul", "detach", "matmul", "mm_t"]
 # ops whose difference from torch is still open, with the reason; generate(..., exclude=KNOWN_OPEN) leaves them out
-KNOWN_OPEN = {"matmul": "issue 12 item 1: a 1-D @ 2-D matmul records one SqueezeBackward4 node where torch records "
-                        "SqueezeBackward4 -> MmBackward0 -> UnsqueezeBackward0"}
+KNOWN_OPEN = {}
 
 
 def _gen_step(rng, n, exclude):

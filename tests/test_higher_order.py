@@ -154,6 +154,7 @@ for _n in ("split", "split_sizes", "split_sizes_0", "chunk_uneven", "unbind"):
 SHAPE = {
     "diagonal": (lambda m, x: m.diagonal(x, 1, 0, -1), [A234]),
     "reshape_copy": (lambda m, x: x.transpose(0, 1).reshape(-1), [A234]),
+    "reshape_alias": (lambda m, x: x.mT.reshape(1, 2, 4, 3), [A234]),
     "split_partial": (lambda m, x: x.split(2, -1)[1] * 2, [A234]),
     "unbind_partial": (lambda m, x: x.unbind(0)[0], [A234]),
 }

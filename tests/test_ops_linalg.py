@@ -85,8 +85,7 @@ MATMUL_CASES = [  # (shape a, shape b, torch's output node)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("sa,sb,name", MATMUL_CASES, ids=[f"{a}@{b}" for a, b, _ in MATMUL_CASES])
 def test_matmul_ranks(sa, sb, name, dtype):
-    out, _ = run(lambda lib, a, b: lib.matmul(a, b), [arr(*sa, dtype=dtype), arr(*sb, dtype=dtype)],
-                 full_graph=name in ("DotBackward0", "MvBackward0", "MmBackward0"))
+    out, _ = run(lambda lib, a, b: lib.matmul(a, b), [arr(*sa, dtype=dtype), arr(*sb, dtype=dtype)])
     assert out.grad_fn.name() == name
 
 
@@ -94,10 +93,28 @@ def test_matmul_ranks(sa, sb, name, dtype):
     ((2, 3), (4, 3, 5), (False, True)),   # no fold: broadcast bmm, UnsafeViewBackward0
     ((2, 3), (4, 3, 5), (True, False)),   # fold: CloneBackward0
     ((3,), (4, 3, 2), (False, True)),
+    ((3,), (4, 3, 2), (True, False)),
     ((4, 2, 3), (3, 5), (False, True)),
+    ((1, 2, 3), (4, 3, 5), (True, False)),  # a batch of 1 that requires grad is squeezed, then folded
+    ((4, 2, 3), (1, 3, 5), (False, True)),
+    ((1, 2, 3), (4, 3, 5), (False, True)),
+    ((0, 2, 3), (3, 5), (False, True)),     # empty: always folded
+    ((2, 3, 0), (0, 5), (True, True)),
 ])
 def test_matmul_path_depends_on_requires_grad(sa, sb, rg):
-    run(lambda lib, a, b: a @ b, [arr(*sa), arr(*sb)], rg=rg, full_graph=False)
+    """torch's _matmul_impl decides fold vs bmm (and squeezes) by requires_grad and strides: same nodes here."""
+    run(lambda lib, a, b: a @ b, [arr(*sa), arr(*sb)], rg=rg)
+
+
+@pytest.mark.parametrize("rg", [(True, False), (False, True), (False, False)])
+@pytest.mark.parametrize("case", ["a.mT", "a.permute", "b.mT"])
+def test_matmul_of_strided_views(case, rg):
+    """Whether the big operand folds into a view depends on its strides, as in torch (else a broadcast bmm)."""
+    fns = {"a.mT": (lambda lib, a, b: a.mT @ b, (4, 3, 2), (3,)),
+           "a.permute": (lambda lib, a, b: a.permute(1, 0, 2) @ b, (2, 4, 3), (3, 5)),
+           "b.mT": (lambda lib, a, b: a @ b.mT, (3,), (4, 2, 3))}
+    fn, sa, sb = fns[case]
+    run(fn, [arr(*sa), arr(*sb)], rg=rg)
 
 
 def test_matmul_operator_rmatmul_and_methods():
@@ -122,7 +139,7 @@ def test_matmul_integer_and_no_grad():
 def test_matmul_complex():
     a = (arr(2, 3) + 1j * arr(2, 3)).astype(np.complex64)
     b = (arr(4, 3, 5) + 1j * arr(4, 3, 5)).astype(np.complex64)
-    run(lambda lib, x, y: x @ y, [a, b], full_graph=False)
+    run(lambda lib, x, y: x @ y, [a, b])
     run(lambda lib, x, y: lib.mm(x, y), [a, b[0]])
 
 

@@ -1,12 +1,9 @@
 """Matrix products: matmul (every rank combination), mm, bmm, dot, mv, outer, einsum, addmm, baddbmm.
 
-``matmul`` follows torch's dispatch (``at::native::_matmul_impl``): 1-D/2-D cases go to dot / mv / mm;
-higher ranks are either folded into one mm/mv or run as a broadcast bmm. Where torch records a chain
-of view/expand/clone nodes around the product, torchlike records ONE node that computes the whole
-product, named like the last node of torch's chain (``UnsafeViewBackward0``, ``SqueezeBackward4``,
-``CloneBackward0`` or ``TransposeBackward0``), so ``grad_fn.name()`` and the gradients match torch; its
-``next_functions`` point straight at the two operands. Errors follow the path torch takes (which also
-decides whether an mm, mv or bmm message is raised).
+``matmul`` runs as torch's ``at::native::_matmul_impl`` runs: 1-D/2-D cases go to dot / mv / mm; higher ranks
+are either folded into one mm/mv of a reshaped operand or run as a broadcast bmm, with torch's views, copies
+and in-place squeeze around them, built from the table's own ops, so the graph (node by node), the saved
+tensors, the output's ``_version`` and the errors (which follow the path taken) are torch's.
 """
 import math
 
@@ -17,6 +14,7 @@ from .. import _dtype
 from .._tensor import Tensor, _type_string
 from ._registry import OpDef, op, _apply
 from ._bind import public
+from .shape import _unsafe_view, _squeeze_dim_
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
@@ -163,69 +161,23 @@ def mv(input, vec):
 
 
 # ----- matmul ----------------------------------------------------------------------------------------------
-def _matmul_fwd(self, other, **_saved):  # statics: only the node's _saved_* (see _matmul_entry)
-    return jnp.matmul(self, other)
-
-
-def _matmul_bwd(grad, self, other, self_shape, other_shape):
-    """Gradients of matmul for any ranks; the table sums broadcast batch dims back to each input's shape."""
-    v1, v2 = len(self_shape) == 1, len(other_shape) == 1
-    g = grad[..., None, :] if v1 else grad
-    g = g[..., None] if v2 else g
-    ga = gb = None
-    if other is not None:
-        ga = g @ _conj_t(other[:, None] if v2 else other)
-        ga = ga[..., 0, :] if v1 else ga
-    if self is not None:
-        gb = _conj_t(self[None, :] if v1 else self) @ g
-        gb = gb[..., 0] if v2 else gb
-    return ga, gb
-
-
-def _matmul_entry(node_name, attrs=(), unsigned=()):
-    """A matmul table entry named like torch's last node. Its statics ``attrs`` are that node's non-tensor
-    _saved_* (sizes of torch's intermediate tensors, computed from the input shapes by the caller)."""
-    entry = OpDef(node_name, _matmul_fwd, save={"self": ("other",), "other": ("self",)}, inputs=("self", "other"),
-                  statics=attrs, attrs=attrs, unsigned=unsigned)
-    entry.derivative(_matmul_bwd)
-    return entry
-
-
-def _folded_sizes(a, b):
-    """Shape of the mm/mv result that torch's folded matmul views to the output."""
-    if len(a) >= len(b):  # b is a vector, a matrix, or a (1, m, p) batch that torch squeezed to a matrix
-        return (math.prod(a[:-1]), b[-1]) if len(b) >= 2 else (math.prod(a[:-1]),)
-    return (math.prod(b[:-2]) * b[-1],)  # 1-D @ N-D: mv of other.mT
-
-
-def _bmm_sizes(a, b):
-    """Shape of the bmm result that torch's broadcast matmul views to the output."""
-    nb = math.prod(_broadcast_batch(a[:-2], b[:-2]))
-    return (nb, a[-2] if len(a) > 1 else 1, b[-1])
-
-
-# One entry per name torch gives the last node of its matmul chain (see the module docstring).
-_matmul_squeeze = _matmul_entry("SqueezeBackward4", ("dim", "self_sym_sizes"))  # 1-D @ 2-D: unsqueeze, mm, squeeze_
-_matmul_view = _matmul_entry("UnsafeViewBackward0", ("self_sym_sizes",))  # folded mm/mv or broadcast bmm, _unsafe_view
-_matmul_clone = _matmul_entry("CloneBackward0")  # 2-D @ N-D folded: mm of other.mT, then .mT.contiguous()
-_matmul_transpose = _matmul_entry("TransposeBackward0", ("dim0", "dim1"),  # same, when result.mT is contiguous
-                                  unsigned=("dim0", "dim1"))
-
-
-def _should_fold(sa, sb, rga, rgb):
-    """torch's should_fold for shapes sa @ sb: whether an N-D @ (1|2)-D product (either order) is one mm/mv."""
-    a_larger = len(sa) >= len(sb)
-    big, small, small_rg = (sa, sb, rgb) if a_larger else (sb, sa, rga)
-    if not (len(big) >= 3 and len(small) <= 2):
+def _should_fold(input, other):
+    """torch's should_fold: whether an N-D @ (1|2)-D product (either order) runs as one mm/mv of a folded view."""
+    d1, d2 = input.ndim, other.ndim
+    if not ((d1 >= 3 and d2 in (1, 2)) or (d2 >= 3 and d1 in (1, 2))):
         return False
-    if small_rg:
+    transpose = d2 > d1
+    small, big = (input, other) if transpose else (other, input)
+    if small._requires_grad:  # fold to keep backward's memory small, even if the fold copies
         return True
-    if len(sa) == 2:
+    if d1 == 2:  # the mm of other.mT would need a transposed copy of its result
         return False
-    if math.prod(big) == 0 or a_larger:
+    sizes, strides = list(big.shape), list(big.stride())
+    if transpose:  # big is other.mT
+        sizes[-2:], strides[-2:] = sizes[:-3:-1], strides[:-3:-1]
+    if math.prod(sizes) == 0:
         return True
-    # big is other.mT: its batch dims fold into a view only when other's row count is 1
-    return sb[-2] == 1
+    return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(len(sizes) - 2))
 
 
 def _broadcast_batch(s1, s2):
@@ -250,7 +202,9 @@ def _rmatmul(self, other):
 
 @public(dunders=(("__matmul__", _matmul_method), ("__rmatmul__", _rmatmul)))
 def matmul(input, other):
-    """torch.matmul for every rank combination (dot, mv, mm, folded mm/mv, broadcast bmm); see module docstring."""
+    """torch.matmul for every rank combination, run as torch's ``_matmul_impl`` runs it (dot, mv, mm, a folded
+    mm/mv, or a broadcast bmm, with the views, copies and in-place squeeze around them), so the recorded graph,
+    the saved tensors and the output's ``_version`` are torch's."""
     d1, d2 = input.ndim, other.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
@@ -258,47 +212,41 @@ def matmul(input, other):
         return dot(input, other)
     if d1 == 2 and d2 == 1:
         return mv(input, other)
+    if d1 == 1 and d2 == 2:
+        out = _apply(_squeeze_dim_, (mm(input.unsqueeze(0), other),), (0,))
+        out._version_counter().version += 1  # torch squeezes its mm result in place
+        return out
     if d1 == 2 and d2 == 2:
         return mm(input, other)
-    if d1 == 1 and d2 == 2:
-        _check_mm((1, input.shape[0]), other.shape, input, other)
-        out = _apply(_matmul_squeeze, (input, other), (0, (1, other.shape[-1])))
-        out._version_counter().version += 1  # torch squeezes its mm result in place (squeeze_): version 1
-        return out
-    return _apply(*_batched_entry(input, other, tuple(input.shape), tuple(other.shape)))
-
-
-def _batched_entry(input, other, sa, sb):
-    """Check a matmul with an operand of 3+ dims, as torch sees shapes sa @ sb: (table entry, inputs, statics)."""
-    args, shapes = (input, other), (tuple(input.shape), tuple(other.shape))
-    d1, d2 = len(sa), len(sb)
-    rga, rgb = input._requires_grad, other._requires_grad
-    if _should_fold(sa, sb, rga, rgb):
-        if d1 >= d2:
-            t1, t2, a, b = sa, sb, input, other
-            entry, statics = _matmul_view, (_folded_sizes(*shapes),)
-        else:  # torch folds other.mT and multiplies it by input.t()
-            t1, t2, a, b = sb[:-2] + sb[:-3:-1], sa[::-1], other, input
-            contiguous = sa[0] == 1 or sb[-1] == 1 or math.prod(sb) == 0  # is result.mT already contiguous?
-            entry, statics = (_matmul_transpose, (-2, -1)) if contiguous else (_matmul_clone, ())
-        folded = (math.prod(t1[:-1]), t1[-1])
-        if len(t2) == 2:
-            _check_mm(folded, t2, a, b)
-        else:
-            _check_mv(folded, t2, a, b)
-            entry, statics = _matmul_view, (_folded_sizes(*shapes),)
-        return entry, args, statics
-    if d1 == 3 and d2 == 3 and sa[0] != sb[0]:  # torch squeezes a batch of 1 that requires grad, then folds
-        if sa[0] == 1 and rga:
-            return _batched_entry(input, other, sa[1:], sb)
-        if sb[0] == 1 and rgb:
-            return _batched_entry(input, other, sa, sb[1:])
-    # broadcast batched product: expand + reshape both to 3-D, bmm, _unsafe_view
+    if _should_fold(input, other):
+        transpose = d2 > d1
+        t1 = other.mT if transpose else input
+        t2 = (input.t() if d1 == 2 else input) if transpose else other
+        out_shape = tuple(t1.shape[:-1]) + ((t2.shape[1],) if t2.ndim == 2 else ())
+        folded = t1.reshape(math.prod(t1.shape[:-1]), t1.shape[-1])
+        if t2.ndim == 1:
+            return _apply(_unsafe_view, (mv(folded, t2),), (out_shape,))
+        out = _apply(_unsafe_view, (mm(folded, t2),), (out_shape,))
+        return out.mT.contiguous() if transpose else out
+    sa, sb = tuple(input.shape), tuple(other.shape)
     n, m1 = (sa[-2] if d1 > 1 else 1), sa[-1]
     m2, p = (sb[-2] if d2 > 1 else sb[0]), (sb[-1] if d2 > 1 else 1)
-    nb = math.prod(_broadcast_batch(sa[:-2], sb[:-2]))
-    _check_bmm((nb, n, m1), (nb, m2, p), input, other)
-    return _matmul_view, args, (_bmm_sizes(*shapes),)
+    batch1, batch2 = sa[:max(d1 - 2, 0)], sb[:max(d2 - 2, 0)]
+    if d1 == 3 and d2 == 3 and batch1[0] != batch2[0]:  # a batch of 1 that requires grad is squeezed, then folded
+        if batch1[0] == 1 and input._requires_grad:
+            return matmul(input.squeeze(0), other)
+        if batch2[0] == 1 and other._requires_grad:
+            return matmul(input, other.squeeze(0))
+    batch = _broadcast_batch(batch1, batch2)
+    nb = math.prod(batch)
+    a = input.expand(batch + (n, m1)).reshape(nb, n, m1)
+    if d2 == 1:
+        b = other.expand(batch + (m2,)).reshape(nb, m2).unsqueeze(2)
+    else:
+        b = other.expand(batch + (m2, p)).reshape(nb, m2, p)
+    out = bmm(a, b)
+    out_shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+    return _apply(_unsafe_view, (out.squeeze(-1) if d2 == 1 else out,), (out_shape,))
 
 
 @public

@@ -113,7 +113,15 @@ def _unsafe_view(self, *, shape):
 _unsafe_view.derivative(_view.backward)
 
 
-@_rule(_view)
+@op("ReshapeAliasBackward0", save=(), attrs=("self_sym_sizes",))
+def _reshape_alias(self, *, shape):  # torch's reshape of a non-contiguous tensor that strides let it view
+    return jnp.reshape(self, shape)
+
+
+_reshape_alias.derivative(_view.backward)
+
+
+@_rule(_view, _reshape_alias)
 def _(sizes, strides, offset, shape):
     new = _compute_stride(sizes, strides, shape)
     return None if new is None else (shape, new, offset)
@@ -121,13 +129,13 @@ def _(sizes, strides, offset, shape):
 
 @public
 def reshape(input, *args, shape=None):
-    """Same data in a new shape (one -1 is inferred): a view (ViewBackward0) when the strides allow, else a
-    copy (UnsafeViewBackward0 of CloneBackward0), as torch."""
+    """Same data in a new shape (one -1 is inferred): a view when the strides allow (ViewBackward0 of a
+    contiguous tensor, else ReshapeAliasBackward0), else a copy (UnsafeViewBackward0 of CloneBackward0), as torch."""
     shape = _infer_shape(_shape_arg(args) if shape is None else tuple(shape), input.numel())
     geom = _view_geometry(_view, input, (shape,))
     if geom is None:
         return _apply(_unsafe_view, (input.clone(),), (shape,))
-    return _view_apply(_view, input, (shape,), geom)
+    return _view_apply(_view if input.is_contiguous() else _reshape_alias, input, (shape,), geom)
 
 
 @public(function=False)
@@ -452,11 +460,17 @@ def _squeeze_dims(self, *, dim):
     return _squeezed(self, tuple(_norm(d, self.ndim) for d in dim))
 
 
+# SqueezeBackward4 is torch's node of the in-place squeeze_(dim); torch's matmul of a 1-D and a 2-D operand ends
+# with one on its (fresh) mm result, so the output here is a new tensor recorded as that node, at version 1.
+_squeeze_dim_ = OpDef("SqueezeBackward4", _squeeze_dim.forward, save=(), statics=("dim",), attrs=("dim", "self_sym_sizes"),
+                      unsigned=("dim",))
+
+
 def _reshape_back(grad, self_shape):
     return jnp.reshape(grad, self_shape)
 
 
-for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims):
+for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims, _squeeze_dim_):
     _e.derivative(_reshape_back)
 
 
