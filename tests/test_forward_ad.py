@@ -467,3 +467,17 @@ def test_op_without_forward_derivative_raises_torchs_error():
     result = run(tl)
     assert result == run(torch)
     assert result[0][0] == "NotImplementedError"
+
+
+def test_levels_do_not_nest_as_in_torch():
+    """torch.autograd.forward_ad has one level at a time: entering a second raises torch's error and leaves the
+    first level working (nested forward mode is torch.func's jvp/jacfwd, not dual_level's)."""
+    def run(lib):
+        f = fw(lib)
+        with f.dual_level() as level:
+            d = f.make_dual(lib.tensor([1.0, 3.0]), lib.tensor([1.0, 2.0]))
+            nested = outcome(lambda: f.dual_level().__enter__())
+            return level, nested, f.unpack_dual(d * d).tangent.tolist()
+    result = run(tl)
+    assert result == run(torch)
+    assert result[1] == ("RuntimeError", "Nested forward mode AD is not supported at the moment")

@@ -2,6 +2,7 @@
 storage sharing, strides, in-place writes through views (CopySlices / AsStridedBackward0 graphs and
 gradients), detach / .data aliasing, torch's view errors, hooks across in-place ops on views, memory."""
 import gc
+import warnings
 import weakref
 
 import jax
@@ -321,3 +322,50 @@ def test_diagonal_op_against_torch():
     compare_graph(t[2], p[2])
     compare_graph(t[4], p[4])  # a negative offset and dims: saved as torch's unsigned int64
     assert t[3] == p[3]
+
+
+# writes into an expanded tensor (elements sharing memory): torch lets fill_, zero_, masked_fill_ and index_put_
+# (the last two with a deprecation warning) through when the target does not require grad, and any write into a
+# selected part that does not overlap itself; the write reaches every element sharing the memory
+_MASK = [[True, False, True], [False, False, False]]
+EXPANDED_WRITES = {
+    "fill_": lambda lib, e, v: e.fill_(2.0),
+    "fill_tensor": lambda lib, e, v: e.fill_(lib.tensor(2.0)),
+    "zero_": lambda lib, e, v: e.zero_(),
+    "masked_fill_": lambda lib, e, v: e.masked_fill_(lib.tensor(_MASK), 5.0),
+    "masked_fill_value_grad": lambda lib, e, v: e.masked_fill_(lib.tensor(_MASK), v),
+    "setitem_row": lambda lib, e, v: e.__setitem__(0, 2.0),
+    "setitem_row_tensor": lambda lib, e, v: e.__setitem__(0, v * lib.tensor([1.0, 2.0, 3.0])),
+    "setitem_element": lambda lib, e, v: e.__setitem__((1, 2), v),
+    "setitem_column": lambda lib, e, v: e.__setitem__((slice(None), 1), 2.0),
+    "setitem_all": lambda lib, e, v: e.__setitem__(Ellipsis, 2.0),
+    "setitem_index": lambda lib, e, v: e.__setitem__(lib.tensor([0]), v * lib.tensor([1.0, 2.0, 3.0])),
+    "setitem_mask": lambda lib, e, v: e.__setitem__(lib.tensor(_MASK), 3.0),
+    "add_": lambda lib, e, v: e.add_(1.0),
+    "copy_": lambda lib, e, v: e.copy_(lib.ones(2, 3)),
+}
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["plain", "requires_grad"])
+@pytest.mark.parametrize("name", sorted(EXPANDED_WRITES))
+def test_writes_into_expanded_tensors(name, grad):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=grad)
+        v = lib.tensor(4.0, requires_grad=True)
+        b = x * 1
+        e = b.expand(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            error = err(lambda: EXPANDED_WRITES[name](lib, e, v))
+        seen = [str(w.message).split(" (Triggered")[0] for w in caught]
+        out = [error, seen, b.tolist(), e.tolist(), e._version, e.grad_fn and e.grad_fn.name(),
+               b.grad_fn and b.grad_fn.name()]
+        if error is None and e.requires_grad:
+            inputs = [t for t in (x, v) if t.requires_grad]
+            try:  # backward through the write to an expanded base raises torch's error
+                grads = lib.autograd.grad((e * lib.tensor([[1.0], [2.0]])).sum(), inputs, allow_unused=True)
+                out.append([g is not None and g.tolist() for g in grads])
+            except RuntimeError as ex:
+                out.append(str(ex))
+        return out
+    assert run(tl) == run(torch)

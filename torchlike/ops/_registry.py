@@ -437,8 +437,8 @@ _INFERENCE_INPLACE_MSG = (
     "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
-def _check_inplace(target):
-    """torch's checks before an in-place op; raise before anything is changed."""
+def _check_inplace(target, overlap=None):
+    """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace)."""
     if target._is_inference and not _gm._state.inference:
         raise RuntimeError(_INFERENCE_INPLACE_MSG)
     if _gm._state.grad_enabled:
@@ -447,12 +447,14 @@ def _check_inplace(target):
         if target._requires_grad and target._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if target._sgeom is not None:
-        _views._check_overlap(target)
+        _views._check_overlap(target, overlap)
 
 
-def _apply_inplace(op, target, args, statics):
-    """Run op on args (target among them) and write the result into target: rebind, bump version, rebase."""
-    _check_inplace(target)
+def _apply_inplace(op, target, args, statics, overlap=None):
+    """Run op on args (target among them) and write the result into target: rebind, bump version, rebase.
+    ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
+    ``_views._check_overlap``); None: refused, as by most in-place ops."""
+    _check_inplace(target, overlap)
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:
@@ -487,9 +489,10 @@ def _write_inplace(op, target, args, arrays, statics, outs):
             if a is not None and a._requires_grad:
                 if target._base is not None:
                     return _views._inplace_on_view(op, target, args, arrays, statics, outs)
+                old = target._data
                 _rec.record(op, args, arrays, statics, outs, inplace=target)
                 if target._storage is not None:
-                    _views._after_record(target)
+                    _views._after_record(target, old)
                 return target
     _views._commit(target, outs[0])
     return target

@@ -14,7 +14,9 @@ and writes ``fn``'s result back into it); after any write, every view of the sto
 requires grad gets a fresh ``AsStridedBackward0`` node on top of the base's current ``grad_fn``, as torch
 regenerates it (hooks stay on the old node; ``retain_grad`` follows the tensor).
 """
+import functools
 import math
+import warnings
 import weakref
 
 import jax
@@ -130,11 +132,26 @@ def _run(entry, statics, *arrays):
     return fwd(*arrays)
 
 
-def _write(t, data):
-    """Write ``data`` (t's new values) into t's storage and refresh every other live member."""
+@functools.partial(jax.jit, static_argnums=(3, 4, 5))
+def _scatter_changed(flat, old, new, size, stride, storage_offset):
+    """Write into the storage only the elements ``new`` changed: where several elements share one storage
+    element (an expanded tensor), the one written wins, as in torch's write through memory."""
+    idx = jnp.where((new != old).reshape(-1), _flat_index(size, stride, storage_offset).reshape(-1), flat.size)
+    return flat.reshape(-1).at[idx].set(new.reshape(-1), mode="drop").reshape(flat.shape)
+
+
+def _write(t, data, old=None):
+    """Write ``data`` (t's new values; ``old``: its values before, if t already holds ``data``) into t's storage
+    and refresh every other live member."""
     storage = t._storage
     geom = t._sgeom
-    storage.data = data if geom is None else _run(_as_strided_scatter, geom, storage.data, data)
+    if geom is None:
+        storage.data = data
+    elif _overlaps(geom):
+        storage.data = _scatter_changed(storage.data, t._data if old is None else old, data, *geom)
+        data = _run(_as_strided, geom, storage.data)  # what every element sharing the memory now holds
+    else:
+        storage.data = _run(_as_strided_scatter, geom, storage.data, data)
     t._data = data
     live = []
     for ref in storage.members:
@@ -159,9 +176,10 @@ def _commit(t, data):
     _regenerate(t._storage)
 
 
-def _after_record(t):
-    """After ``_record`` wrote an in-place result into a non-view member: propagate it to the views."""
-    _write(t, t._data)
+def _after_record(t, old):
+    """After ``_record`` wrote an in-place result into a non-view member (``old``: its data before): propagate
+    it to the views."""
+    _write(t, t._data, old)
     _regenerate(t._storage)
 
 
@@ -261,6 +279,9 @@ _CUSTOM_VIEW_MSG = (
     "because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom "
     "backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
     "can fix this by cloning the output of the custom Function.")
+_EXPANDED_WRITE_MSG = (
+    "Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing this operation. This "
+    "also applies to advanced indexing e.g. tensor[{}] = {}")
 _OVERLAP_MSG = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
     "Please clone() the tensor before performing the operation.")
@@ -296,12 +317,22 @@ def _check_view_inplace(target):
                                   "of a detached non-contiguous tensor); clone() it first")
 
 
-def _check_overlap(target):
-    g = target._sgeom
-    if g is not None:
-        for n, s in zip(g[0], g[1]):
-            if s == 0 and n > 1:
-                raise RuntimeError(_OVERLAP_MSG)
+def _overlaps(geom):
+    """Whether a geometry reaches one storage element from several of its elements (an expanded tensor)."""
+    return geom is not None and any(s == 0 and n > 1 for n, s in zip(geom[0], geom[1]))
+
+
+def _check_overlap(target, allowed=None):
+    """torch's refusal to write into a tensor whose elements share memory. ``allowed``: the names of the ops
+    (fill_/zero_: none; masked_fill_, index_put_: each warns) torch still lets write into one; the write then
+    reaches every element that shares the memory (backward through it to the base raises: see CopySlices)."""
+    if not _overlaps(target._sgeom):
+        return
+    if allowed is None:
+        raise RuntimeError(_OVERLAP_MSG)
+    for name in allowed:
+        warnings.warn(_EXPANDED_WRITE_MSG.format(name, *(("indices", "tensor") if name == "index_put_" else
+                                                         ("mask", "scalar"))), UserWarning, stacklevel=4)
 
 
 class CopySlices(Node):
@@ -331,6 +362,8 @@ class CopySlices(Node):
         if mask is None:
             mask = self._mask
         grad = grads[0]
+        if mask[0] and _overlaps(self._geom):  # torch copies the result into the overlapping gradient slice
+            raise RuntimeError(_OVERLAP_MSG)
         res = list(self._fn._apply([_apply(_as_strided, (grad,), self._geom)], mask))
         if mask[0]:
             src = res[0]
@@ -344,10 +377,11 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
     """Record an in-place op on a differentiable view: ``fn`` for the view, CopySlices for the base."""
     _check_view_inplace(target)
     base = target._base
+    old = target._data
     record(op, args, arrays, statics, outs, inplace=target)
     node = CopySlices(base, target._grad_fn, target._ageom)
     _set_grad_fn(base, node)
-    _write(target, target._data)
+    _write(target, target._data, old)
     _regenerate(target._storage)
     return target
 

@@ -25,7 +25,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
-from ._views import _view_apply
+from ._views import _view_apply, _overlaps
 from ._bind import public
 from .shape import _select, _select_raw, _slice, _slice_raw, _unsqueeze, _alias
 
@@ -443,7 +443,11 @@ def _setitem(self, index, value):
     view = bool(steps)
     if view and _gm._state.grad_enabled and self._requires_grad and self._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    spec, tensors = (), []
+    if view and _overlaps(self._sgeom):  # torch writes into the selected view, which may not overlap itself
+        for kind, *args in steps:
+            self = _view_apply(_STEP_OPS[kind], self, tuple(args))
+        steps, view = [], False
+    spec, tensors, overlap = (), [], None
     if slots:  # index_put_ (into the view if there is one)
         spec, tensors, target = _advanced(cur, slots)
         stripped = _strip_leading_ones(value.shape)
@@ -458,6 +462,7 @@ def _setitem(self, index, value):
             # torch's index_put_ runs as masked_fill_ here (one mask, a one-element value): the value is cast
             if masks[0]._data.dtype != np.bool_:
                 raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+            overlap = ("index_put_", "masked_fill_")
         elif not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_type_word(self._data.dtype)} for the destination and "
@@ -465,6 +470,7 @@ def _setitem(self, index, value):
         if stripped != tuple(value.shape):
             value = value.view(stripped)
         name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
+        overlap = overlap or ("index_put_",)
     else:  # copy_ / fill_ (into the view if there is one)
         if tuple(value.shape) != cur and value.ndim:
             value = value.view(_strip_leading_ones(value.shape))
@@ -476,7 +482,8 @@ def _setitem(self, index, value):
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
-    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (tuple(steps), spec, False))
+    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (tuple(steps), spec, False),
+                   overlap)
 
 
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------
@@ -752,7 +759,7 @@ def _masked_fill_(self, mask, value):
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
-    return _apply_inplace(entry, self, (self, mask, value), ())
+    return _apply_inplace(entry, self, (self, mask, value), (), ("masked_fill_",))
 
 
 @public(inplace=_masked_fill_)

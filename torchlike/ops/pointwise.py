@@ -1635,7 +1635,7 @@ def _(grad):
 @public(name="zero_", function=False)
 def _zero_(self):
     """Fill with zeros in place (ZeroBackward0)."""
-    return _apply_inplace(_zero, self, (self,), ())
+    return _apply_inplace(_zero, self, (self,), (), ())  # () : allowed into an expanded tensor
 
 
 @public(name="fill_", function=False)
@@ -1646,7 +1646,7 @@ def _fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
         return _apply_inplace(_fill_tensor, self, (self, value), ())
-    return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), ())
+    return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), (), ())  # as zero_
 
 
 @public(name="copy_", function=False)
