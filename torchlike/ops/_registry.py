@@ -99,7 +99,7 @@ class OpDef:
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
-                 node_apply=None, class_name=None, fused_backward=False):
+                 node_apply=None, class_name=None, fused_backward=False, dynamic=()):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -108,6 +108,9 @@ class OpDef:
             statics = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
         self.inputs = tuple(inputs)
         self.statics = tuple(statics or ())
+        # statics whose value varies at run time (an index, a start): traced, so one compile serves every value
+        self._dyn = tuple(self.statics.index(n) for n in dynamic)
+        self._shared = {}
         self.diff = tuple(i for i, n in enumerate(self.inputs) if n not in nondiff)
         self.outputs = tuple(outputs)
         self._tuple_out = len(self.outputs) > 1 if tuple_out is None else tuple_out
@@ -181,11 +184,33 @@ class OpDef:
         return _apply(self, args, tuple(statics[n] for n in self.statics))
 
     def _compile_forward(self, statics):
-        kw = dict(zip(self.statics, statics))
         fwd = self.forward
-        fn = jax.jit(lambda *a: fwd(*a, **kw)) if kw else jax.jit(fwd)
+        if self._dyn:
+            shared, dyn = self._shared_jit(("fwd", statics), statics, lambda args, kw: fwd(*args, **kw))
+            fn = (lambda *a: shared(*a, *dyn))
+            if len(self._fwd) > 1024:
+                self._fwd.clear()
+        else:
+            kw = dict(zip(self.statics, statics))
+            fn = jax.jit(lambda *a: fwd(*a, **kw)) if kw else jax.jit(fwd)
         self._fwd[statics] = fn
         return fn
+
+    def _shared_jit(self, key, statics, body, names=None):
+        """One jitted ``body(args, names)`` for every value of the dynamic statics, which it gets traced (as
+        trailing arguments); returns it with this call's dynamic values. ``key``: what else the program depends on."""
+        names = dict(zip(self.statics, statics)) if names is None else names
+        dyn_names = [self.statics[i] for i in self._dyn]
+        key = (key[0], tuple(None if i in self._dyn else v for i, v in enumerate(statics))) + key[2:]
+        shared = self._shared.get(key)
+        if shared is None:
+            fixed = {n: v for n, v in names.items() if n not in dyn_names}
+            k = len(dyn_names)
+
+            def traced(*args):
+                return body(args[:-k], {**fixed, **dict(zip(dyn_names, args[-k:]))})
+            shared = self._shared[key] = jax.jit(traced)
+        return shared, tuple(jax.tree.map(_device_int, statics[i]) for i in self._dyn)
 
     def _compile_backward(self, key, out_meta):
         """Build (jitted, raw) backward for one (statics, input metadata, mask) key."""
@@ -202,6 +227,8 @@ class OpDef:
         single = not self._tuple_out
 
         if formula is None:  # jax.vjp of the forward, w.r.t. the inputs that need a gradient
+            if self._dyn:
+                raise TypeError(f"{self.name}: an op with dynamic statics needs a derivative")
             fwd = self.forward
             static_kw = dict(zip(self.statics, statics))
             if not set(self.inputs) <= set(saved_names):
@@ -228,7 +255,7 @@ class OpDef:
         else:
             wanted_names = self._backward_params
 
-        def run(*args):
+        def body(args, names):
             saved = dict(zip(saved_names, args[:n_saved]))
             grads = list(args[n_saved:])
             for k, g in enumerate(grads):
@@ -247,12 +274,27 @@ class OpDef:
                     res.append(None if g is None else _reduce_to(g, in_meta[pos].shape, in_meta[pos].dtype))
             return tuple(res)
 
-        jitted = jax.jit(run)
+        def run(*args):
+            return body(args, names)
+
+        if self._dyn:  # one program for every value of the dynamic statics
+            shared, dyn = self._shared_jit(("bwd", statics, in_meta, mask), statics, body, names)
+            jitted = (lambda *a: shared(*a, *dyn))
+            if len(self._bwd) > 1024:
+                self._bwd.clear()
+        else:
+            jitted = jax.jit(run)
         diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
                         self.fused_backward)
         compiled = (jitted, diff_op)
         self._bwd[key] = compiled
         return compiled
+
+
+def _device_int(value):
+    """A dynamic static as an int64 device scalar (a Python int would be copied to the device on every call)."""
+    with jax.ensure_compile_time_eval():
+        return jnp.asarray(value, jnp.int64)
 
 
 def op(node_name, **options):

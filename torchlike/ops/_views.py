@@ -101,7 +101,7 @@ def _flat_index(size, stride, offset):
     return idx
 
 
-@op("AsStridedBackward0", save=(), attrs=("size", "stride", "storage_offset"))
+@op("AsStridedBackward0", save=(), attrs=("size", "stride", "storage_offset"), dynamic=("storage_offset",))
 def _as_strided(self, *, size, stride, storage_offset):
     return jnp.take(self.reshape(-1), _flat_index(size, stride, storage_offset))
 
@@ -112,7 +112,8 @@ def _(grad, self_shape, size, stride, storage_offset):
     return flat.at[_flat_index(size, stride, storage_offset).reshape(-1)].add(grad.reshape(-1)).reshape(self_shape)
 
 
-@op("AsStridedScatterBackward0", save=(), attrs=("size", "stride", "storage_offset"))
+@op("AsStridedScatterBackward0", save=(), attrs=("size", "stride", "storage_offset"),
+    dynamic=("storage_offset",))
 def _as_strided_scatter(self, src, *, size, stride, storage_offset):
     idx = _flat_index(size, stride, storage_offset).reshape(-1)
     return self.reshape(-1).at[idx].set(src.reshape(-1).astype(self.dtype)).reshape(self.shape)
@@ -132,7 +133,7 @@ def _run(entry, statics, *arrays):
     return fwd(*arrays)
 
 
-@functools.partial(jax.jit, static_argnums=(3, 4, 5))
+@functools.partial(jax.jit, static_argnums=(3, 4))
 def _scatter_changed(flat, old, new, size, stride, storage_offset):
     """Write into the storage only the elements ``new`` changed: where several elements share one storage
     element (an expanded tensor), the one written wins, as in torch's write through memory."""

@@ -27,7 +27,7 @@ from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
 from ._views import _view_apply, _overlaps
 from ._bind import public
-from .shape import _select, _select_raw, _slice, _slice_raw, _unsqueeze, _alias
+from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
 
 _INT64_MAX = (1 << 63) - 1
 _NUMBER = (bool, int, float, complex, np.number, np.bool_)
@@ -294,8 +294,8 @@ def _parse(shape, index, record_full_slice=False):
         elif isinstance(obj, slice):
             start, end, step = _slice_args(obj)
             if record_full_slice or not (start == 0 and end >= cur[dim] and step == 1):
-                steps.append(("slice", dim, start, end, step))
-                cur[dim] = len(range(*slice(start, end, step).indices(cur[dim])))
+                cur[dim] = _slice_length(cur[dim], start, end, step)
+                steps.append(("slice", dim, start, end, step, cur[dim]))
             dim += 1
             if slots:
                 slots.append(None)
@@ -378,22 +378,39 @@ def _getitem(self, index):
 
 
 # ----- __setitem__ -----------------------------------------------------------------------------------------
-def _positions(shape, steps, spec, indices):
+# The basic steps of x[index] = v are split in two statics: their structure (kind, dim, slice step and length)
+# and their ints (select's index, slice's start and end), which are traced: one compile for every x[i] = v.
+_STEP_INTS = {"select": (2, 3), "slice": (2, 4), "unsqueeze": (2, 2)}  # where each kind's traced ints lie
+
+
+def _split_steps(steps):
+    """(structure, ints) of the basic steps of an index."""
+    struct, ints = [], []
+    for step in steps:
+        a, b = _STEP_INTS[step[0]]
+        struct.append(step[:a] + step[b:])
+        ints.extend(step[a:b])
+    return tuple(struct), tuple(ints)
+
+
+def _positions(shape, steps, step_ints, spec, indices):
     """Flat positions (in ``shape``) of the elements ``x[index]`` refers to, in torch's order."""
     pos = jnp.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
-    for kind, *args in steps:
-        pos = _STEP_FNS[kind](pos, *args)
+    ints = iter(step_ints)
+    for kind, dim, *rest in steps:
+        a, b = _STEP_INTS[kind]
+        pos = _STEP_FNS[kind](pos, dim, *[next(ints) for _ in range(b - a)], *rest)
     return pos[_adv_key(indices, spec)] if spec else pos
 
 
-def _setitem_fwd(self, values, *indices, steps, spec, accumulate):  # accumulate: always False (index_put_'s flag)
-    sel = _positions(self.shape, steps, spec, indices)
+def _setitem_fwd(self, values, *indices, steps, spec, accumulate, step_ints):  # accumulate: always False
+    sel = _positions(self.shape, steps, step_ints, spec, indices)
     v = jnp.broadcast_to(values.astype(self.dtype), sel.shape)
     return self.reshape(-1).at[sel.reshape(-1)].set(v.reshape(-1)).reshape(self.shape)
 
 
-def _setitem_bwd(grad, self_shape, steps, spec, **kw):
-    sel = _positions(self_shape, steps, spec, [kw[f"i{k}"] for k in range(len(kw))])
+def _setitem_bwd(grad, self_shape, steps, step_ints, spec, **kw):
+    sel = _positions(self_shape, steps, step_ints, spec, [kw[f"i{k}"] for k in range(len(kw))])
     flat = grad.reshape(-1)
     return flat.at[sel.reshape(-1)].set(0).reshape(self_shape), flat[sel]  # the table sums the value's gradient
 
@@ -407,12 +424,13 @@ def _setitem_op(name, n):
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         index_put = name == "IndexPutBackward0"
-        statics = ("steps", "spec", "accumulate")
+        statics = ("steps", "spec", "accumulate", "step_ints")
         overwrites = name in ("torch::autograd::CopyBackwards", "FillBackward3")  # self's gradient: torch's zeros
         entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
                       statics=statics, attrs=("accumulate",) if index_put else (),
-                      saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None)
-        entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "spec") + names))
+                      saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None,
+                      dynamic=("step_ints",))
+        entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec") + names))
         _setitem_ops[(name, n)] = entry
     return entry
 
@@ -482,8 +500,8 @@ def _setitem(self, index, value):
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
-    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (tuple(steps), spec, False),
-                   overlap)
+    struct, ints = _split_steps(steps)
+    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (struct, spec, False, ints), overlap)
 
 
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------

@@ -202,12 +202,14 @@ def unflatten(input, dim, sizes):
 
 # ----- select / slice / unsqueeze / alias (also the basic steps of indexing.py's x[...]) ----------------------
 # dim, index, start and end are kept as the caller wrote them (torch saves them so); the forwards clip them.
+# index, start and end are traced (``dynamic``): one compile serves every value, as x[i] in a loop needs.
 def _select_raw(a, dim, index):
     dim = _norm(dim, a.ndim)
-    return jax.lax.index_in_dim(a, index % a.shape[dim], dim, keepdims=False)
+    return jax.lax.dynamic_index_in_dim(a, index % a.shape[dim], dim, keepdims=False)
 
 
-@op("SelectBackward0", save=(), attrs=("dim", "index", "self_sym_sizes"), unsigned=("dim", "index"))
+@op("SelectBackward0", save=(), attrs=("dim", "index", "self_sym_sizes"), unsigned=("dim", "index"),
+    dynamic=("index",))
 def _select(self, *, dim, index):
     return _select_raw(self, dim, index)
 
@@ -224,27 +226,39 @@ def _slice_bounds(size, start, end, step):
     return s, max(e, s)
 
 
-def _slice_raw(a, dim, start, end, step):
+def _traced_start(start, size):
+    """Python's clipping of a slice start (step > 0) to [0, size], on a traced start."""
+    return jnp.clip(jnp.where(start < 0, start + size, start), 0, size)
+
+
+def _slice_raw(a, dim, start, end, step, length):
+    """a[start:end:step] along dim; ``length`` (static) is the result's size there."""
     dim = _norm(dim, a.ndim)
-    s, e = _slice_bounds(a.shape[dim], start, end, step)
-    return jax.lax.slice_in_dim(a, s, e, step, axis=dim)
+    span = (length - 1) * step + 1 if length else 0
+    out = jax.lax.dynamic_slice_in_dim(a, _traced_start(start, a.shape[dim]), span, axis=dim)
+    return jax.lax.slice_in_dim(out, 0, span, step, axis=dim) if step > 1 else out
 
 
+# statics: torch's (dim, start, end, step), and the result's length along dim (not a saved attribute)
 @op("SliceBackward0", save=(), attrs=("dim", "start", "end", "step", "self_sym_sizes"),
-    unsigned=("dim", "start", "end"))
-def _slice(self, *, dim, start, end, step):
-    return _slice_raw(self, dim, start, end, step)
+    unsigned=("dim", "start", "end"), dynamic=("start", "end"))
+def _slice(self, *, dim, start, end, step, length):
+    return _slice_raw(self, dim, start, end, step, length)
 
 
 @_slice.derivative
-def _(grad, dim, start, end, step, self_shape):
+def _(grad, dim, start, step, self_shape):
     axis = _norm(dim, grad.ndim)
-    size = self_shape[axis]
-    s, _ = _slice_bounds(size, start, end, step)
-    n = grad.shape[axis]
-    cfg = [(0, 0, 0)] * grad.ndim
-    cfg[axis] = (s, size - s - (n - 1) * step - 1, step - 1) if n else (s, size - s, 0)
-    return jax.lax.pad(grad, jnp.zeros((), grad.dtype), cfg)
+    if step > 1 and grad.shape[axis]:
+        cfg = [(0, 0, 0)] * grad.ndim
+        cfg[axis] = (0, 0, step - 1)
+        grad = jax.lax.pad(grad, jnp.zeros((), grad.dtype), cfg)
+    zeros = jnp.zeros(self_shape, grad.dtype)
+    return jax.lax.dynamic_update_slice_in_dim(zeros, grad, _traced_start(start, self_shape[axis]), axis)
+
+
+def _slice_length(size, start, end, step):
+    return len(range(*slice(start, end, step).indices(size)))
 
 
 @op("UnsqueezeBackward0", save=(), attrs=("dim",), unsigned=("dim",))
@@ -784,7 +798,7 @@ def narrow(input, dim, start, length):
         start += size
     if start > size - length:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return _view_op(_slice, input, (int(dim), start, start + length, 1))
+    return _view_op(_slice, input, (int(dim), start, start + length, 1, length))
 
 
 @op("FlipBackward0", save=(), attrs=("dims",), unsigned=("dims",))
@@ -850,7 +864,7 @@ def _(sizes, strides, offset, dim, index):
 
 
 @_rule(_slice)
-def _(sizes, strides, offset, dim, start, end, step):
+def _(sizes, strides, offset, dim, start, end, step, length):
     d = _norm(dim, len(sizes))
     s, e = _slice_bounds(sizes[d], start, end, step)
     return _put(sizes, d, len(range(s, e, step))), _put(strides, d, strides[d] * step), offset + s * strides[d]

@@ -1,0 +1,51 @@
+"""Steady state compiles nothing: Python ints and slices given to indexing and views are traced, not
+compile-time constants, so a loop over new indices reuses the programs of its first iteration."""
+import jax
+import numpy as np
+
+import torchlike as tl
+
+_traces = [0]
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, duration, **kw: _traces.__setitem__(0, _traces[0] + (event == "/jax/core/compile/jaxpr_trace_duration")))
+
+
+def _traced_programs(fn, *args):
+    """How many JAX programs ``fn(*args)`` traced (a new program is traced before it is compiled or loaded)."""
+    before = _traces[0]
+    fn(*args)
+    return _traces[0] - before
+
+
+def _reads(x, indices):
+    total = 0
+    for i in indices:
+        total = total + x[i].sum() + x[i:i + 3].sum() + x[-i - 1, 1:].sum() + x.narrow(0, i, 2).sum() \
+            + x.select(1, i % 4).sum() + x[i, ::2].sum()
+    total.backward()
+
+
+def _writes(y, indices):
+    for i in indices:
+        y[i] = 1.0
+        y[i, 1:3] = y[i + 1, :2] * 2
+        y[:, i % 4] = 0.5
+
+
+def test_indexing_with_new_ints_compiles_nothing():
+    x = tl.tensor(np.random.default_rng(0).standard_normal((23, 4)), requires_grad=True)  # shapes no other test uses
+    assert _traced_programs(_reads, x, range(2)) > 0  # first iteration: traces (the counter sees it)
+    assert _traced_programs(_reads, x, range(2, 12)) == 0
+
+
+def test_writes_at_new_ints_compile_nothing():
+    y = tl.zeros(23, 4, dtype=tl.float64)
+    assert _traced_programs(_writes, y, range(2)) > 0
+    before = y.clone()
+    assert _traced_programs(_writes, y, range(2, 12)) == 0
+    expected = before.numpy().copy()
+    for i in range(2, 12):
+        expected[i] = 1.0
+        expected[i, 1:3] = expected[i + 1, :2] * 2
+        expected[:, i % 4] = 0.5
+    np.testing.assert_array_equal(y.numpy(), expected)
