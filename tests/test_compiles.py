@@ -49,3 +49,22 @@ def test_writes_at_new_ints_compile_nothing():
         expected[i, 1:3] = expected[i + 1, :2] * 2
         expected[:, i % 4] = 0.5
     np.testing.assert_array_equal(y.numpy(), expected)
+
+
+def _relu_grad(x_np):
+    """The two-layer-net tutorial's ``grad_input[input < 0] = 0``."""
+    x = tl.tensor(x_np)
+    g = x.clone()
+    g[x < 0] = 0
+    return g
+
+
+def test_mask_assignment_with_new_masks_compiles_nothing():
+    rng = np.random.default_rng(1)
+    _relu_grad(rng.standard_normal((29, 5)))
+    for _ in range(5):  # masks with other counts of True values
+        x = rng.standard_normal((29, 5))
+        before = _traces[0]
+        g = _relu_grad(x)
+        assert _traces[0] == before
+        np.testing.assert_array_equal(g.numpy(), np.where(x < 0, 0.0, x))

@@ -15,6 +15,7 @@ like ``jnp.nonzero`` they cannot be traced under ``jax.jit``), 0-d integer tenso
 and index bounds checks (skipped on JAX tracers, where an out-of-range index follows JAX's rules instead).
 """
 import inspect
+import math
 import operator
 import warnings
 
@@ -403,16 +404,38 @@ def _positions(shape, steps, step_ints, spec, indices):
     return pos[_adv_key(indices, spec)] if spec else pos
 
 
+# x[mask] = v with a one-element v is torch's masked_fill_: a where over the mask, whatever its count of True
+# values (the spec marks the mask _MASKED, not with its count), so it compiles once per shape
+_MASKED = -2
+
+
+def _masked_region(shape, steps, step_ints, spec, mask):
+    """Where ``x[..., mask] = v`` writes, as a bool array of x's shape."""
+    sel = _positions(shape, steps, step_ints, (), ())
+    p = spec.index(_MASKED)
+    m = mask.reshape((1,) * p + mask.shape + (1,) * (sel.ndim - p - mask.ndim))
+    hit = jnp.broadcast_to(m, sel.shape).reshape(-1)
+    return jnp.zeros(math.prod(shape), bool).at[sel.reshape(-1)].set(hit).reshape(shape)
+
+
 def _setitem_fwd(self, values, *indices, steps, spec, accumulate, step_ints):  # accumulate: always False
+    if _MASKED in spec:
+        return jnp.where(_masked_region(self.shape, steps, step_ints, spec, indices[0]),
+                         values.astype(self.dtype).reshape(()), self)
     sel = _positions(self.shape, steps, step_ints, spec, indices)
     v = jnp.broadcast_to(values.astype(self.dtype), sel.shape)
     return self.reshape(-1).at[sel.reshape(-1)].set(v.reshape(-1)).reshape(self.shape)
 
 
 def _setitem_bwd(grad, self_shape, steps, step_ints, spec, **kw):
-    sel = _positions(self_shape, steps, step_ints, spec, [kw[f"i{k}"] for k in range(len(kw))])
+    indices = [kw[f"i{k}"] for k in range(len(kw))]
+    if _MASKED in spec:  # the table sums the value's gradient to its shape
+        region = _masked_region(self_shape, steps, step_ints, spec, indices[0])
+        zero = jnp.zeros((), grad.dtype)
+        return jnp.where(region, zero, grad), jnp.where(region, grad, zero)
+    sel = _positions(self_shape, steps, step_ints, spec, indices)
     flat = grad.reshape(-1)
-    return flat.at[sel.reshape(-1)].set(0).reshape(self_shape), flat[sel]  # the table sums the value's gradient
+    return flat.at[sel.reshape(-1)].set(0).reshape(self_shape), flat[sel]
 
 
 _setitem_ops = {}
@@ -481,6 +504,7 @@ def _setitem(self, index, value):
             if masks[0]._data.dtype != np.bool_:
                 raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
             overlap = ("index_put_", "masked_fill_")
+            spec = tuple(_MASKED if s is not None else None for s in spec)
         elif not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_type_word(self._data.dtype)} for the destination and "
