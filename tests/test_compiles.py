@@ -68,3 +68,27 @@ def test_mask_assignment_with_new_masks_compiles_nothing():
         g = _relu_grad(x)
         assert _traces[0] == before
         np.testing.assert_array_equal(g.numpy(), np.where(x < 0, 0.0, x))
+
+
+def _epoch(model, opt, data, target, order):
+    for start in order:  # new batches at new indices every step
+        x, y = data[start:start + 4], target[start:start + 4]
+        hidden = model[0](x)
+        hidden[hidden < -1.0] = -1.0  # a new mask every step
+        loss = tl.nn.functional.mse_loss(model[2](model[1](hidden)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def test_second_epoch_of_a_training_loop_compiles_nothing():
+    tl.manual_seed(0)
+    model = tl.nn.Sequential(tl.nn.Linear(7, 13), tl.nn.Tanh(), tl.nn.Linear(13, 3))
+    rng = np.random.default_rng(2)
+    data = tl.tensor(rng.standard_normal((40, 7)), dtype=tl.float32)
+    target = tl.tensor(rng.standard_normal((40, 3)), dtype=tl.float32)
+    for opt in (tl.optim.SGD(model.parameters(), lr=0.05, momentum=0.9), tl.optim.Adam(model.parameters(), lr=1e-2)):
+        _epoch(model, opt, data, target, [0, 8])
+        before = _traces[0]
+        _epoch(model, opt, data, target, rng.permutation(36)[:10].tolist())
+        assert _traces[0] == before
