@@ -7,10 +7,10 @@ tracers wrapped in Tensors, and each node's jitted formula is batched by JAX. Wi
 one after another (retaining the graph) and stacked by differentiable ops.
 """
 import jax
-import jax.numpy as jnp
 
-from .._internal import FnOp, wrap
+from .._internal import wrap
 from ..ops.creation import zeros_like
+from ..ops.shape import cat, stack
 from .engine import _run_backward, _nodes_to_execute
 
 
@@ -56,31 +56,23 @@ def _looped(roots, grads, edges, retain_graph, allow_unused):
     return result
 
 
-_ops = {}
-
-
-def _fn_op(kind, n):
-    """A cached differentiable op: 'unbind' (1 -> n tensors) or 'stack' (n -> 1) along dim 0."""
-    op = _ops.get((kind, n))
-    if op is None:
-        if kind == "unbind":
-            def raw(x):
-                return tuple(x[i] for i in range(n))
-            op = FnOp("UnbindBackward0", raw, jax.jit(raw), 1, n)
-        else:
-            def raw(*xs):
-                return (jnp.stack(xs),)
-            op = FnOp("StackBackward0", raw, jax.jit(raw), n, 1)
-        _ops[(kind, n)] = op
-    return op
+_CHUNK = 64  # ops joining more tensors than this are built from ops of this arity (bounded compiles)
 
 
 def _unbind(t, n):
-    return list(_fn_op("unbind", n)(t))
+    return [t[b] for b in range(n)]  # select's index is traced: one program for every row
 
 
 def _stack(ts):
-    return _fn_op("stack", len(ts))(*ts)[0]
+    if len(ts) <= _CHUNK:
+        return stack(ts)
+    return _cat([stack(ts[i:i + _CHUNK]) for i in range(0, len(ts), _CHUNK)])
+
+
+def _cat(ts):
+    if len(ts) <= _CHUNK:
+        return cat(ts)
+    return _cat([cat(ts[i:i + _CHUNK]) for i in range(0, len(ts), _CHUNK)])
 
 
 def _check_unused(result, allow_unused):
