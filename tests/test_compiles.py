@@ -1,5 +1,7 @@
 """Steady state compiles nothing: Python ints and slices given to indexing and views are traced, not
 compile-time constants, so a loop over new indices reuses the programs of its first iteration."""
+import logging
+
 import jax
 import numpy as np
 
@@ -92,3 +94,12 @@ def test_second_epoch_of_a_training_loop_compiles_nothing():
         before = _traces[0]
         _epoch(model, opt, data, target, rng.permutation(36)[:10].tolist())
         assert _traces[0] == before
+
+
+def test_compile_logs_name_the_op(caplog):
+    """``with jax.log_compiles():`` shows which op (and which pass) compiled, with its shapes."""
+    x = tl.tensor(np.ones((31, 2)), requires_grad=True)
+    with caplog.at_level(logging.WARNING), jax.log_compiles():
+        x[3].sinh().sum().backward()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "SelectBackward0.forward" in logged and "SinhBackward0.backward" in logged

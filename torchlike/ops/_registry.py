@@ -192,7 +192,7 @@ class OpDef:
                 self._fwd.clear()
         else:
             kw = dict(zip(self.statics, statics))
-            fn = jax.jit(lambda *a: fwd(*a, **kw)) if kw else jax.jit(fwd)
+            fn = _jit(lambda *a: fwd(*a, **kw), self.name + ".forward")
         self._fwd[statics] = fn
         return fn
 
@@ -209,7 +209,7 @@ class OpDef:
 
             def traced(*args):
                 return body(args[:-k], {**fixed, **dict(zip(dyn_names, args[-k:]))})
-            shared = self._shared[key] = jax.jit(traced)
+            shared = self._shared[key] = _jit(traced, f"{self.name}.{'forward' if key[0] == 'fwd' else 'backward'}")
         return shared, tuple(jax.tree.map(_device_int, statics[i]) for i in self._dyn)
 
     def _compile_backward(self, key, out_meta):
@@ -283,12 +283,18 @@ class OpDef:
             if len(self._bwd) > 1024:
                 self._bwd.clear()
         else:
-            jitted = jax.jit(run)
+            jitted = _jit(run, self.name + ".backward")
         diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
                         self.fused_backward)
         compiled = (jitted, diff_op)
         self._bwd[key] = compiled
         return compiled
+
+
+def _jit(fn, name):
+    """jax.jit of ``fn`` under the op's name, which JAX's compile logs show (``with jax.log_compiles():``)."""
+    fn.__name__ = fn.__qualname__ = name
+    return jax.jit(fn)
 
 
 def _device_int(value):
