@@ -1,9 +1,13 @@
 """Steady state compiles nothing: Python ints and slices given to indexing and views are traced, not
 compile-time constants, so a loop over new indices reuses the programs of its first iteration."""
 import logging
+import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
+import pytest
 
 import torchlike as tl
 
@@ -103,3 +107,12 @@ def test_compile_logs_name_the_op(caplog):
         x[3].sinh().sum().backward()
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "SelectBackward0.forward" in logged and "SinhBackward0.backward" in logged
+
+
+@pytest.mark.parametrize("env,expected", [({}, "{cache}/torchlike/jax"), ({"TORCHLIKE_COMPILATION_CACHE": "0"}, "None"),
+                                          ({"TORCHLIKE_COMPILATION_CACHE": "{cache}/mine"}, "{cache}/mine")])
+def test_persistent_compilation_cache_is_on_by_default(tmp_path, env, expected):
+    code = "import jax, torchlike; print(jax.config.jax_compilation_cache_dir)"
+    full = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), **{k: v.format(cache=tmp_path) for k, v in env.items()}}
+    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == expected.format(cache=tmp_path)

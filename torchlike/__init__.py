@@ -5,9 +5,27 @@ Importing it turns on JAX's 64-bit mode (``jax_enable_x64``): torch's defaults n
 dtype explicitly, so float32 stays the default float. In your own JAX code, ``jnp.array([1.0])`` is
 float64 and ``jnp.arange(3)`` int64 from then on: pass dtypes explicitly if you need 32-bit.
 """
+import os as _os
+
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
+
+
+def _enable_compilation_cache():
+    """JAX's persistent compilation cache, on by default: each op's programs are compiled once per machine, not
+    once per process. In ``$XDG_CACHE_HOME/torchlike/jax`` (``~/.cache/torchlike/jax``), or the directory in
+    ``TORCHLIKE_COMPILATION_CACHE``; ``TORCHLIKE_COMPILATION_CACHE=0`` turns it off, and a cache directory you
+    set in JAX's config yourself (before importing torchlike) is left as it is."""
+    setting = _os.environ.get("TORCHLIKE_COMPILATION_CACHE", "")
+    if setting == "0" or _jax.config.jax_compilation_cache_dir:
+        return
+    root = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
+    _jax.config.update("jax_compilation_cache_dir", setting or _os.path.join(root, "torchlike", "jax"))
+    _jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # per-op programs compile in ~10-100 ms
+
+
+_enable_compilation_cache()
 
 from . import _dtype  # noqa: E402
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,  # noqa: E402,F401,A004
