@@ -9,6 +9,8 @@ import jax
 import numpy as np
 import pytest
 
+import torch
+
 import torchlike as tl
 
 _traces = [0]
@@ -116,3 +118,26 @@ def test_persistent_compilation_cache_is_on_by_default(tmp_path, env, expected):
     full = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), **{k: v.format(cache=tmp_path) for k, v in env.items()}}
     out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, check=True).stdout
     assert out.strip() == expected.format(cache=tmp_path)
+
+
+def test_mask_reads_compile_a_bounded_number_of_times(caplog):
+    """x[mask] and masked_select run a program padded to a power of two and cut on the host: masks of one shape
+    with any counts of True values reuse a handful of programs; values and gradients are torch's."""
+    rng = np.random.default_rng(3)
+
+    def run(lib, a):
+        x = lib.tensor(a, requires_grad=True)
+        parts = [x[x > 0.3], x.masked_select(x > 1.0), x[:, x[0] > 0]]
+        sum(p.sum() for p in parts).backward()
+        return [p.detach().numpy() for p in parts] + [x.grad.numpy()]
+
+    arrays = [rng.standard_normal((17, 6)) for _ in range(16)]
+    with caplog.at_level(logging.WARNING), jax.log_compiles():
+        for a in arrays:
+            for ours, theirs in zip(run(tl, a), run(torch, a)):
+                np.testing.assert_allclose(ours, theirs)
+    traced = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Finished tracing")]
+    programs = [m for m in traced if "IndexBackward0" in m or "MaskedSelectBackward0" in m]
+    counts = {(int((a > 0.3).sum()), int((a > 1.0).sum())) for a in arrays}
+    assert len(counts) >= 12  # the masks have many different counts of True values ...
+    assert len(programs) <= 3 * 2 * 4  # ... yet 3 reads x (forward, backward) x at most 4 padded sizes compile

@@ -99,7 +99,7 @@ class OpDef:
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
-                 node_apply=None, class_name=None, fused_backward=False, dynamic=()):
+                 node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None):
         self.name = node_name
         self.forward = forward
         if inputs is None:
@@ -111,6 +111,10 @@ class OpDef:
         # statics whose value varies at run time (an index, a start): traced, so one compile serves every value
         self._dyn = tuple(self.statics.index(n) for n in dynamic)
         self._shared = {}
+        # data-dependent sizes (a mask's count of True values): ``padded(statics)`` -> None or (statics with the
+        # size rounded up, axis, size, padded size): the padded program runs and the host cuts its output to size
+        # (and pads the gradient back), so one compile serves every size up to the padded one
+        self._padded = padded
         self.diff = tuple(i for i, n in enumerate(self.inputs) if n not in nondiff)
         self.outputs = tuple(outputs)
         self._tuple_out = len(self.outputs) > 1 if tuple_out is None else tuple_out
@@ -185,7 +189,13 @@ class OpDef:
 
     def _compile_forward(self, statics):
         fwd = self.forward
-        if self._dyn:
+        pad = self._padded and self._padded(statics)
+        if pad and pad[0] != statics:
+            inner = self._fwd.get(pad[0]) or self._compile_forward(pad[0])
+            fn = (lambda *a: _host_cut(inner(*a), pad[1], pad[2]))
+            if len(self._fwd) > 1024:
+                self._fwd.clear()
+        elif self._dyn:
             shared, dyn = self._shared_jit(("fwd", statics), statics, lambda args, kw: fwd(*args, **kw))
             fn = (lambda *a: shared(*a, *dyn))
             if len(self._fwd) > 1024:
@@ -286,6 +296,16 @@ class OpDef:
             jitted = _jit(run, self.name + ".backward")
         diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
                         self.fused_backward)
+        pad = self._padded and self._padded(statics)
+        if pad and pad[0] != statics:  # run the padded program on the gradient padded with zeros
+            pstatics, axis, _, size = pad
+            shape = list(out_meta[0].shape)
+            shape[axis] = size
+            pkey = (pstatics, in_meta, mask)
+            inner = (self._bwd.get(pkey) or self._compile_backward(pkey, (out_meta[0].update(shape=tuple(shape)),)))[0]
+            jitted = (lambda *a: inner(*a[:-1], None if a[-1] is None else _host_pad(a[-1], axis, size)))
+            if len(self._bwd) > 1024:
+                self._bwd.clear()
         compiled = (jitted, diff_op)
         self._bwd[key] = compiled
         return compiled
@@ -295,6 +315,23 @@ def _jit(fn, name):
     """jax.jit of ``fn`` under the op's name, which JAX's compile logs show (``with jax.log_compiles():``)."""
     fn.__name__ = fn.__qualname__ = name
     return jax.jit(fn)
+
+
+def _host_cut(array, axis, size):
+    """The first ``size`` entries of ``array`` along ``axis``, cut on the host (no program per size)."""
+    return jnp.asarray(np.asarray(array)[(slice(None),) * axis + (slice(0, size),)])
+
+
+def _host_pad(array, axis, size):
+    """``array`` padded with zeros to ``size`` along ``axis``, on the host."""
+    widths = [(0, 0)] * array.ndim
+    widths[axis] = (0, size - array.shape[axis])
+    return jnp.asarray(np.pad(np.asarray(array), widths))
+
+
+def _bucket(n):
+    """A size rounded up to a power of two (at least 8): the padded sizes of data-dependent results."""
+    return n if n == 0 else max(8, 1 << (n - 1).bit_length())
 
 
 def _device_int(value):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
-from ._registry import op, OpDef, _apply, _apply_inplace, _scalar
+from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
 from ._views import _view_apply, _overlaps
 from ._bind import public
 from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
@@ -154,13 +154,25 @@ def _show_indices(names, statics, listed):
 _index_ops = {}
 
 
+def _padded_mask(statics):
+    """x[..., mask]: the padded program for the mask's count of True values (see OpDef's ``padded``)."""
+    spec, = statics
+    counts = [s for s in spec if s is not None]
+    if counts[0] < 0:  # an integer index tensor: its shape is the result's, no data-dependent size
+        return None
+    axis, count = spec.index(counts[0]), counts[0]
+    size = _bucket(count)
+    return (tuple(None if s is None else size for s in spec),), axis, count, size
+
+
 def _index_op(n):
     """The IndexBackward0 table entry for n index tensors."""
     entry = _index_ops.get(n)
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         entry = OpDef("IndexBackward0", _index_fwd, save=names, nondiff=names, inputs=("self",) + names,
-                      statics=("spec",), attrs=("self_sym_sizes",), saved=_show_indices(names, ("spec",), True))
+                      statics=("spec",), attrs=("self_sym_sizes",), saved=_show_indices(names, ("spec",), True),
+                      padded=_padded_mask if n == 1 else None)
         entry.derivative(_named(_index_bwd, ("self_shape", "spec") + names))
         _index_ops[n] = entry
     return entry
@@ -813,7 +825,8 @@ def masked_fill(input, mask, value):
     return _apply(entry, (input, mask, value), ())
 
 
-@op("MaskedSelectBackward0", save=("mask", "self"), nondiff=("mask",), attrs=())
+@op("MaskedSelectBackward0", save=("mask", "self"), nondiff=("mask",), attrs=(),
+    padded=lambda statics: ((_bucket(statics[0]),), 0, statics[0], _bucket(statics[0])))
 def _masked_select(self, mask, *, count):
     shape = jnp.broadcast_shapes(self.shape, mask.shape)
     return jnp.broadcast_to(self, shape)[jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)]
