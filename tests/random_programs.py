@@ -132,6 +132,15 @@ KNOWN_OPEN = {
                              "(torch: split)", "torch_error": r"split expects at least a 1-dimensional"},
     "inplace_bitwise_dunders": {"why": "GEN_REPORT class AJ: Tensor has no __iand__/__ior__/__ixor__: x &= y rebinds x "
                                        "to a new tensor (torch: in place, version bumped)", "ops": ["iand"]},
+    "scatter_add_bool": {"why": "GEN_REPORT class AT: scatter_add of bool tensors raises JAX's TypeError (torch: "
+                                "logical or)", "when": lambda X, a, b, c: X.name.startswith("scatter_add") and
+                         _is(a, "bool")},
+    "bool_operand_backward": {"why": "GEN_REPORT class AN: torch's backward of pow/atan2/logaddexp/hypot with a bool "
+                                     "operand raises ('Subtraction, the `-` operator, with a bool tensor is not "
+                                     "supported'); torchlike computes",
+                              "when": lambda X, a, b, c: X.name in ("pow", "atan2", "arctan2", "logaddexp", "hypot",
+                                                                    "pow_", "atan2_", "hypot_", "where", "lerp_t")
+                              and any(_is(t, "bool") for t in (a, b, c))},
     "div_mode_none": {"why": "GEN_REPORT class AC: div(a, b, rounding_mode=None) records DivBackward0 (torch: "
                              "DivBackward2, the overload with rounding_mode)"},
     "detach_saved": {"why": "GEN_REPORT class T: backward through a saved tensor that was detach_()-ed later runs "
