@@ -93,8 +93,6 @@ KNOWN_OPEN = {
     "pointwise_layout": {"why": "GEN_REPORT class H: pointwise ops on a permuted (transposed) input return a "
                                 "row-major result where torch keeps the input's layout (x.t().sin().stride() is "
                                 "(1, 3) in torch): strides are compared on views only"},
-    "sinc_complex": {"why": "GEN_REPORT class P: the gradient of sinc of a complex tensor is wrong (values)",
-                     "when": lambda X, a, b, c: X.name in ("sinc", "sinc_") and _is(a, "complex")},
     "masked_select_0d": {"why": "GEN_REPORT class Q: masked_select of 0-d tensors fails with JAX's ValueError "
                                 "(nonzero of a 0-d array)", "when": lambda X, a, b, c: X.name == "masked_select"
                          and a.dim() == 0},
@@ -155,11 +153,6 @@ KNOWN_OPEN = {
                                  "runs and turns the leaf into a CopySlices non-leaf that requires grad (torch: 'a "
                                  "view of a leaf Variable that requires grad is being used in an in-place operation')",
                           "when": lambda X, a, b, c: X.name == "detach_" and a.is_leaf and a.requires_grad},
-    "int_pow_negative": {"why": "GEN_REPORT class AM: an integer to a negative integer power overflows "
-                                "(2 ** tensor([-2]) is 4611686018427387904; torch: 0)",
-                         "when": lambda X, a, b, c: (X.name == "rpow_s" and _category(a) <= 1) or (
-                             X.name in ("pow", "pow_", "ipow", "pow_s") and _category(a) <= 1 and
-                             _category(b) <= 1)},
     "inplace_cast_order": {"why": "GEN_REPORT class B: an in-place op whose result type cannot be cast to self's "
                                   "checks the cast before the leaf, broadcast and size checks torch makes first",
                            "when": lambda X, a, b, c: X.name in INPLACE_BINARY + INPLACE_OTHER and

@@ -602,6 +602,7 @@ COMPLEX = {
     "sgn": lambda m, z, w: m.sgn(z) * w, "sqrt": lambda m, z, w: m.sqrt(z), "sigmoid": lambda m, z, w: m.sigmoid(z),
     "pow": lambda m, z, w: z ** 2 + 2 ** w + z ** w, "scalar": lambda m, z, w: (1j * z - 2.5) / (z + 1j),
     "real_mixed": lambda m, z, w: z * m.tensor(A.astype(np.float32)), "tanh": lambda m, z, w: m.tanh(z) * m.log(w),
+    "sinc": lambda m, z, w: m.sinc(z) * w,
 }
 
 
@@ -758,3 +759,11 @@ def test_copy_from_a_number_as_torch():
     for m in (tl, torch):
         with pytest.raises(TypeError, match=r"^copy_\(\): argument 'other' \(position 1\) must be Tensor, not str$"):
             m.zeros(2).copy_("a")
+
+
+def test_integer_to_negative_integer_powers():
+    """torch's integer pow: a negative exponent gives 0, except for bases 1 and -1 (XLA's would overflow)."""
+    base, exponent = np.array([2, 3, -1, 1, -1, 0, 5]), np.array([-1, 2, -3, -5, -2, 3, -2])
+    results = [[(m.tensor(base) ** m.tensor(exponent)).tolist(), (2 ** m.tensor(exponent)).tolist(),
+                m.tensor(base).pow(m.tensor(exponent)).dtype == m.int64] for m in (tl, torch)]
+    assert results[0] == results[1]

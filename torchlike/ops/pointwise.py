@@ -416,7 +416,8 @@ trunc = _unary("trunc", _entry("TruncBackward0", (), lambda self: jnp.trunc(self
                kind="round", aliases=("fix",))
 frac = _unary("frac", _entry("FracBackward0", (), lambda self: self - jnp.trunc(self), lambda grad: grad))
 sinc = _unary("sinc", _entry("SincBackward0", ("self",), lambda self: jnp.sinc(self), lambda grad, self: jnp.where(
-    self == 0, 0, grad * (jnp.pi * self * jnp.cos(jnp.pi * self) - jnp.sin(jnp.pi * self)) / jnp.conj(jnp.pi * self * self))))
+    self == 0, 0, grad * jnp.conj((jnp.pi * self * jnp.cos(jnp.pi * self) - jnp.sin(jnp.pi * self))
+                                  / (jnp.pi * self * self)))))
 angle = _unary("angle", _entry("AngleBackward0", ("self",), lambda self: jnp.angle(self), _angle_derivative,
                                const_grads=True, const_when=_real_input), inplace=False)
 _silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
@@ -902,6 +903,15 @@ _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.re
     self.astype(dtype), other.astype(dtype)))
 
 
+def _power(x, e):
+    """x ** e; for integers, torch's rule for a negative exponent: 1 and -1 give +-1, every other base 0."""
+    if not jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.power(x, e)
+    one = jnp.ones((), x.dtype)
+    negative = jnp.where(x == 1, one, jnp.where(x == -1, jnp.where(e % 2 == 0, one, -one), 0))
+    return jnp.where(e < 0, negative, jnp.power(x, jnp.maximum(e, 0)))
+
+
 def _zero_exponent(node):
     e = node._for_backward[[s[0] for s in node._op.saves].index("exponent")].unpack_data(node)
     return not isinstance(e, jax.core.Tracer) and bool(e == 0)
@@ -911,7 +921,7 @@ def _zero_exponent(node):
 @op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",), attrs=(), const_grads=True,
     const_when=_zero_exponent, saved=_as_number("exponent"))
 def _pow_scalar(self, exponent, *, dtype):
-    return jnp.power(self.astype(dtype), exponent.astype(dtype))
+    return _power(self.astype(dtype), exponent.astype(dtype))
 
 
 @_pow_scalar.derivative
@@ -931,7 +941,7 @@ def _exponent_grad(grad, x, e, result):
 
 @op("PowBackward1", save=("self", "exponent", "result"), attrs=())
 def _pow(self, exponent, *, dtype):
-    return jnp.power(self.astype(dtype), exponent.astype(dtype))
+    return _power(self.astype(dtype), exponent.astype(dtype))
 
 
 @_pow.derivative
@@ -943,7 +953,7 @@ def _(grad, self, exponent, result, dtype):
 
 @op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=(), saved=_as_number("self"))
 def _rpow(self, exponent, *, dtype):
-    return jnp.power(self.astype(dtype), exponent.astype(dtype))
+    return _power(self.astype(dtype), exponent.astype(dtype))
 
 
 @_rpow.derivative
