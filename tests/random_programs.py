@@ -49,8 +49,6 @@ GRAD_MODE_WEIGHTS = [40, 3, 0.5, 0.7]
 # skipped in both), or checked where the write happens ("expanded_write"). generate(..., exclude=KNOWN_OPEN) and
 # the CLI without --all leave them all out; --all runs everything.
 KNOWN_OPEN = {
-    "einsum": {"why": "issue 12: einsum is being rewritten (torch records its decomposition into permute/bmm/views)",
-               "ops": ["einsum"]},
     "expanded_write": {"why": "issue 12: writes into a tensor that overlaps itself (expand()-ed: fill_, zero_, "
                               "masked_fill_, index_put_, setitem, out=) are refused where torch lets some through"},
     "dtype_refusal": {"why": "GEN_REPORT class A: ops torch refuses for a dtype (complex ordering, clamp/floor/... of "

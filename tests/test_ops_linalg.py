@@ -215,18 +215,17 @@ EINSUM_CASES = [  # (equation, shapes, torch's output node)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("eq,shapes,name", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
 def test_einsum(eq, shapes, name, dtype):
-    out, _ = run(lambda lib, *ops: lib.einsum(eq, *ops), [arr(*s, dtype=dtype) for s in shapes], full_graph=False,
-                 top_saved=False)
+    """torch's whole chain of nodes (permute/unsqueeze/diagonal views, sums, bmm or mul, views), saved values."""
+    out, _ = run(lambda lib, *ops: lib.einsum(eq, *ops), [arr(*s, dtype=dtype) for s in shapes])
     assert out.grad_fn.name() == name
 
 
 def test_einsum_call_forms():
     a, b = arr(2, 3), arr(3, 4)
-    run(lambda lib, x, y: lib.einsum("ij,jk->ik", [x, y]), [a, b], full_graph=False, top_saved=False)
-    run(lambda lib, x, y: lib.einsum(x, [0, 1], y, [1, 2], [0, 2]), [a, b], full_graph=False, top_saved=False)
-    run(lambda lib, x, y: lib.einsum(x, [Ellipsis, 1], y, [1, 2]), [a, b], full_graph=False, top_saved=False)
-    run(lambda lib, x, y: lib.einsum("i,j->ij", x, y), [arr(2, dtype="float32"), arr(3)], full_graph=False,
-        top_saved=False)
+    run(lambda lib, x, y: lib.einsum("ij,jk->ik", [x, y]), [a, b])
+    run(lambda lib, x, y: lib.einsum(x, [0, 1], y, [1, 2], [0, 2]), [a, b])
+    run(lambda lib, x, y: lib.einsum(x, [Ellipsis, 1], y, [1, 2]), [a, b])
+    run(lambda lib, x, y: lib.einsum("i,j->ij", x, y), [arr(2, dtype="float32"), arr(3)])
     run(lambda lib, x, y: lib.einsum("ij,jk->ik", x, y), [RNG.integers(0, 3, (2, 3)), RNG.integers(0, 3, (3, 4))])
 
 
