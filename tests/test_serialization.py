@@ -251,18 +251,35 @@ def test_map_location(map_location):
     assert t.device == tl.device("cpu") and t.tolist() == [0, 1, 2]
 
 
-def _cuda_checkpoint():
-    """A torch checkpoint whose storage is tagged 'cuda:0' (written on a machine with a GPU)."""
-    raw = _save_bytes(torch, torch.arange(3.))
+def _rewritten(raw, edit):
+    """The checkpoint ``raw`` with each record's data replaced by ``edit(name, data)``."""
     src = zipfile.ZipFile(io.BytesIO(raw))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as dst:
         for name in src.namelist():
-            data = src.read(name)
-            if name.endswith("data.pkl"):
-                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
-            dst.writestr(name, data)
+            dst.writestr(name, edit(name, src.read(name)))
     return out.getvalue()
+
+
+def _cuda_checkpoint():
+    """A torch checkpoint whose storage is tagged 'cuda:0' (written on a machine with a GPU)."""
+    return _rewritten(_save_bytes(torch, torch.arange(3.)), lambda name, data: data.replace(
+        b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0") if name.endswith("data.pkl") else data)
+
+
+def test_a_big_endian_checkpoint_loads_as_in_torch():
+    obj = {d: _random(d, (5,), seed=1) for d in ("int16", "float32", "bfloat16", "complex128", "bool")}
+    keys = {f"archive/data/{i}": v.element_size() // (2 if v.is_complex() else 1) for i, v in enumerate(obj.values())}
+
+    def to_big(name, data):
+        if name == "archive/byteorder":
+            return b"big"
+        k = keys.get(name, 1)
+        return np.frombuffer(data, f"u{k}").byteswap().tobytes() if k > 1 else data
+    raw = _rewritten(_save_bytes(torch, obj), to_big)
+    theirs, mine = torch.load(io.BytesIO(raw)), tl.load(io.BytesIO(raw))
+    for d, v in obj.items():
+        assert _torch_bytes(theirs[d]) == _torch_bytes(v) == _tl_bytes(mine[d]), d
 
 
 def test_a_cuda_checkpoint_needs_map_location_on_a_cpu_machine():
