@@ -51,6 +51,8 @@ from .ops.indexing import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
 
 
 def result_type(tensor1, tensor2):
