@@ -33,6 +33,7 @@ from .ops.indexing import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
+from .utils import data as _data  # noqa: E402,F401  (torchlike.utils.data, as torch.utils.data)
 
 
 def result_type(tensor1, tensor2):
