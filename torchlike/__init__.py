@@ -53,6 +53,7 @@ from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+from .utils import data as _data  # noqa: E402,F401  (torchlike.utils.data, as torch.utils.data)
 
 
 def result_type(tensor1, tensor2):
