@@ -20,7 +20,7 @@ from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
-from ._bind import public
+from ._bind import public, _type_name
 from ._util import _broadcast_shape
 from .shape import _select
 
@@ -144,9 +144,8 @@ def _write_out(name, result, out, inputs):
 def _check_tensor_arg(fn_name, arg, position, value):
     """torch's TypeError for an argument that must be a Tensor (a NumPy array, a real torch tensor, a list...)."""
     if not isinstance(value, Tensor):
-        cls = type(value)
-        kind = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__.split('.')[0]}.{cls.__name__}"
-        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not {kind}") from None
+        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{_type_name(value)}") from None
 
 
 def _check_float_inplace(self):
@@ -163,20 +162,16 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
     torch's in-place node differs). ``check(input)`` runs first (torch's argument errors). ``kind``: "float"
     (integer and bool inputs computed in the default float dtype), "any" (any dtype kept), "round" (integers
     pass through unchanged, as torch.floor(int_tensor) does)."""
-    def fn(input, *, out=None):
-        try:
-            if out is not None:
-                return _write_out(name, fn(input), out, (input,))
-            if check is not None:
-                check(input)
-            if kind == "float":
-                input = _to_float(input)
-            elif kind == "round" and not _is_float(input._data):
-                return clone(input)
-            return _apply(entry, (input,), ())
-        except AttributeError:  # (costs nothing until raised)
-            _check_tensor_arg(name, "input", 1, input)
-            raise
+    def fn(input, *, out=None):  # (an argument of the wrong type: the binding's guard raises torch's error)
+        if out is not None:
+            return _write_out(name, fn(input), out, (input,))
+        if check is not None:
+            check(input)
+        if kind == "float":
+            input = _to_float(input)
+        elif kind == "round" and not _is_float(input._data):
+            return clone(input)
+        return _apply(entry, (input,), ())
 
     def fn_(self):
         if check is not None:
