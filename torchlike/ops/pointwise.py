@@ -130,6 +130,8 @@ _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic diff
 
 def _write_out(name, result, out, inputs):
     """torch's ``out=``: no autograd through it; the result is written into ``out`` (cast to its dtype)."""
+    if not isinstance(out, Tensor):  # (torch binds a Python number there for add/sub/mul/div: not supported)
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
     if _gm._state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
         raise RuntimeError(_OUT_MSG.format(name))
     _check_inplace(out)
@@ -1099,8 +1101,15 @@ def _true_div_dtype(input, other):
     return dt if dt.kind in "fcV" else _dtype.get_default_dtype()._np
 
 
+def _check_rounding_mode(rounding_mode):
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+
+
 def _div_(self, other, *, rounding_mode=None):
     if rounding_mode is not None:
+        _check_rounding_mode(rounding_mode)
         return _binary_inplace(_div_mode, self, other, (rounding_mode,))
     return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
 
@@ -1118,9 +1127,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     if out is not None:
         return _write_out("div", div(input, other, rounding_mode=rounding_mode), out, (input, other))
     if rounding_mode is not None:
-        if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                             f"'{rounding_mode}'")
+        _check_rounding_mode(rounding_mode)
         return _binary(_div_mode, input, other, (rounding_mode,))
     return _apply(_div, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),))
 
@@ -1505,8 +1512,13 @@ def where(condition, input=None, other=None):
 def _nondiff(name, fn, dunders=()):
     """Declare a jitted op that never records history (logical ops, isnan, ...)."""
     jitted = jax.jit(fn)
+    integral = name.startswith("bitwise_")
 
     def call(*args):
+        if integral:
+            dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
+            if dt.kind not in "biu":
+                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dt)}\'')
         return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
     call.__name__ = name
     call.__doc__ = f"Elementwise {name} (no gradient)."

@@ -238,7 +238,7 @@ def _extreme(name, jfn):
         return _restore(grad, axes, keepdim) * mask / jnp.sum(mask, axis=axes, keepdims=True)
 
     def fn(input, dim=(), keepdim=False):
-        dims = _dim_list(dim, input.ndim, name)
+        dims = _dim_list(() if dim is None else dim, input.ndim, name)
         _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims))
         return _apply(entry, (input,), (dims, bool(keepdim)))
     fn.__name__ = fn.__qualname__ = name
