@@ -89,10 +89,11 @@ def bind():
 # from an argument of the wrong type, or anything else), the call is parsed as torch's argument parser would parse
 # it, against torch's signatures below, and the TypeError torch raises before running anything replaces the
 # error; a call torch would accept re-raises what was raised. Binary dunders return NotImplemented instead, as
-# torch's do, so Python raises its "unsupported operand type(s)". A call with keywords is also parsed before it
-# runs, the first time each form and value types are seen (torchlike ignores some keywords torch checks, e.g.
-# ``layout``, ``out=`` of a method). A successful call costs one Python frame (and a dict lookup per keyword call).
-# Left unchecked: a positional value of a wrong type that the op can use (a number where torch wants a Tensor).
+# torch's do, so Python raises its "unsupported operand type(s)". A call with a keyword is also parsed before it
+# runs while that keyword has not been seen accepted with a value of that type (torchlike ignores some keywords
+# torch checks: ``layout``, ``out=`` of a method, ...). A successful call costs one Python frame, and a set lookup
+# per keyword. Left unchecked: a positional value of a wrong type that the op can use (a number where torch wants
+# a Tensor, a float for an int), and a keyword of a type seen accepted in another form of the call.
 #
 # torch 2.13's Python signatures (torchgen's python bindings of native_functions.yaml, overloads in torch's order;
 # "hidden": a deprecated overload, tried last and never listed). A Tensor method's signatures are its function's
@@ -770,14 +771,12 @@ def _guard(fn, name, method):
     """``fn`` bound as the function (or Tensor method) ``name``: torch's TypeError for an argument it rejects."""
     if not isinstance(fn, types.FunctionType):  # a class, a generator object, a staticmethod, a property
         return fn
+    seen = {}  # keyword -> the value types a parse accepted (a keyword with another type: parse the call first)
 
     def call(*args, **kwargs):
-        if kwargs:  # keywords: the first call of each form and value types is parsed (torchlike may ignore them)
-            seen = _seen.get((name, method, len(args), *kwargs))
-            if seen is None:
-                seen = _seen[(name, method, len(args), *kwargs)] = {k: set() for k in kwargs}
+        if kwargs:
             for k, v in kwargs.items():
-                if type(v) not in seen[k]:
+                if type(v) not in seen.get(k, ()):
                     _check_keywords(name, method, args, kwargs, seen)
                     break
         try:
@@ -789,19 +788,17 @@ def _guard(fn, name, method):
             if isinstance(e, TypeError) and e.__traceback__.tb_next is None:  # binding fn: name torch's name
                 raise TypeError(str(e).replace(f"{fn.__qualname__}()", f"{name}()", 1)) from None
             raise
+    call._seen = seen
     return _named(call, fn, name)
 
 
-_seen = {}  # (name, method, number of positional arguments, keywords...) -> keyword -> value types torch accepted
-
-
 def _check_keywords(name, method, args, kwargs, seen):
-    """Parse a call with keywords of a form or type not seen before: torch's TypeError, else remember the types."""
+    """Parse a call whose keywords hold a type not seen accepted: torch's TypeError, else remember the types."""
     error = _argument_error(name, method, args, kwargs)
     if error is not None:
         raise error
     for k, v in kwargs.items():
-        seen[k].add(type(v))
+        seen.setdefault(k, set()).add(type(v))
 
 
 def _binary_dunder(fn, name, op_name):
