@@ -303,7 +303,8 @@ def test_real_torch_tensor_is_named_torch_Tensor():
 
 
 OPERATORS = {
-    "add": lambda x: x + "a", "radd": lambda x: "a" + x, "sub_list": lambda x: x - [1.0], "mul_none": lambda x: x * None,
+    "add": lambda x: x + "a", "radd": lambda x: "a" + x, "sub_list": lambda x: x - [1.0],
+    "mul_none": lambda x: x * None,
     "truediv": lambda x: x / "a", "rtruediv": lambda x: "a" / x, "floordiv": lambda x: x // "a",
     "mod": lambda x: x % "a", "pow": lambda x: x ** "a", "rpow": lambda x: "a" ** x, "matmul": lambda x: x @ "a",
     "rmatmul": lambda x: "a" @ x, "lt": lambda x: x < "a", "ge": lambda x: x >= None, "eq": lambda x: x == "a",

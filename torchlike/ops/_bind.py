@@ -16,7 +16,9 @@ Methods of other layers are declared the same way where they are implemented (``
 
 ``bind()`` runs once, from ``torchlike/__init__.py`` after every layer is imported: it sets the Tensor methods,
 gives each op module its public names (aliases included) and its ``__all__`` (what ``torchlike`` re-exports), in
-declaration order. No other code attaches Tensor methods.
+declaration order. No other code attaches Tensor methods. Each name is bound inside a guard that gives a call with
+an argument of the wrong type torch's error (see "torch's argument errors" below); the guard also wraps the
+Tensor methods of the data model that torch's argument parser checks (``size``, ``requires_grad_``, ...).
 """
 import operator
 import sys
@@ -489,10 +491,12 @@ def _type_name(obj):
 
 
 def _is_long(obj):
+    """An int as torch's parser takes one (a NumPy integer too, never a bool)."""
     return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
 
 
 def _is_index(obj):
+    """Anything with ``__index__`` but a bool (a SymInt parameter, an int list's first element)."""
     if isinstance(obj, bool):
         return False
     try:
@@ -503,14 +507,17 @@ def _is_index(obj):
 
 
 def _is_double(obj):
+    """A float parameter's value: a Python or NumPy real number."""
     return isinstance(obj, (float, int, np.number, np.bool_))
 
 
 def _is_scalar(obj):
+    """A Python or NumPy number (a Number parameter, or a Tensor one that takes numbers)."""
     return isinstance(obj, (float, int, complex, np.number, np.bool_))
 
 
 def _is_0d(obj, integral=False):
+    """A 0-d tensor without grad, which torch's parser takes for a number."""
     return isinstance(obj, Tensor) and not obj._requires_grad and obj._data.ndim == 0 and (
         not integral or obj._data.dtype.kind in "iu")
 
@@ -740,6 +747,7 @@ def _option_arguments(option):
 
 
 def _arg_desc(args, kwargs):
+    """The given argument types, as "got (...)" prints them."""
     parts = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
     return "(" + ", ".join(parts) + (")" if args or not kwargs else ", )")
 
@@ -815,6 +823,7 @@ def _binary_dunder(fn, name, op_name):
 
 
 def _named(call, fn, name):
+    """The guard reads as ``fn`` (its name the bound name; ``inspect.signature`` follows ``__wrapped__``)."""
     call.__name__ = name
     call.__qualname__ = name
     call.__doc__ = fn.__doc__
