@@ -1419,10 +1419,18 @@ def _scalar_value(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def _check_bound(v):
+    """A clamp bound is a tensor, a number or None (else the binding's guard raises torch's error)."""
+    if not isinstance(v, (Tensor, bool, int, float, complex, np.generic, type(None))):
+        raise TypeError(f"clamp bounds must be tensors or numbers, not {type(v).__name__}")
+
+
 def _clamp_args(input, min, max):  # noqa: A002
     """Which clamp entry, its inputs and statics (torch promotes the input with the bounds)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_bound(min)
+    _check_bound(max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         dt = _dtype._result_type(*(_number(v) for v in (input, min, max) if v is not None))._np
         lo = None if min is None else _wrap_scalar(min)
@@ -1458,6 +1466,7 @@ def clamp(input, min=None, max=None):  # noqa: A002
 
 
 def _clamp_one(scalar_entry, tensor_entry, input, bound):
+    _check_bound(bound)
     if isinstance(bound, Tensor):
         return tensor_entry, (input, bound), (_binary_dtype(input, bound),)
     bound = _scalar_value(bound)
