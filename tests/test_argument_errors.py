@@ -235,8 +235,9 @@ def _positional(label):
 @pytest.mark.parametrize("kind,name", _public_names())
 def test_wrong_argument_types_raise_torchs_error(kind, name):
     """Each wrong-typed argument raises torch's exception and leading text. The one class left: a positional value
-    torchlike can use where torch wants another type (a number for a Tensor, a float for an int) is accepted, as
-    the guard parses a call only when it fails or has keywords (the successful path stays unparsed)."""
+    torchlike can use where torch wants another type (a float for an int, a real torch tensor where some overload
+    takes a number) is accepted: the guard parses a call only when it fails, has keywords, or has a non-tensor
+    where every overload of torch's wants a Tensor (the successful path stays unparsed)."""
     known = KNOWN.get((kind, name), set())
     guard = getattr(tl, name) if kind == "function" else getattr(tl.Tensor, name)
     getattr(guard, "_seen", {}).clear()  # keyword types other tests had accepted (in another form of the call)
