@@ -94,9 +94,11 @@ def bind():
 # torch's do, so Python raises its "unsupported operand type(s)". A call with a keyword is also parsed before it
 # runs while that keyword has not been seen accepted with a value of that type (torchlike ignores some keywords
 # torch checks: ``layout``, ``out=`` of a method, ...). A successful call costs one Python frame, and a set lookup
-# per keyword; a positional argument where every overload of torch's wants a Tensor is checked to be one. Left
-# unchecked: other positional values of a wrong type that the op can use (a float for an int, a number where only
-# some overloads take one), and a keyword of a type seen accepted in another form of the call.
+# per keyword; a positional argument where every overload of torch's wants a Tensor (an int) is checked to be one,
+# and the number of positional arguments against torch's most.
+# Left unchecked: other positional values of a wrong type that the op can use (a real torch tensor where some
+# overload takes a number, a float in an int list), and a keyword of a type seen accepted in another form of the
+# call.
 #
 # torch 2.13's Python signatures (torchgen's python bindings of native_functions.yaml, overloads in torch's order;
 # "hidden": a deprecated overload, tried last and never listed). A Tensor method's signatures are its function's
@@ -781,11 +783,13 @@ def _guard(fn, name, method):
     if not isinstance(fn, types.FunctionType):  # a class, a generator object, a staticmethod, a property
         return fn
     seen = {}  # keyword -> the value types a parse accepted (a keyword with another type: parse the call first)
-    tensors = _tensor_positions(name, method)
+    typed, most = _typed_positions(name, method)
 
     def call(*args, **kwargs):
-        for i in tensors:
-            if i < len(args) and not isinstance(args[i], Tensor):
+        if len(args) > most:
+            _check_keywords(name, method, args, kwargs, seen)
+        for i, types_ in typed:
+            if i < len(args) and not isinstance(args[i], types_):
                 _check_keywords(name, method, args, kwargs, seen)
                 break
         if kwargs:
@@ -806,20 +810,27 @@ def _guard(fn, name, method):
     return _named(call, fn, name)
 
 
-def _tensor_positions(name, method):
-    """The positions (self included) where every overload of torch's that takes an argument there wants a Tensor."""
+def _typed_positions(name, method):
+    """(position, types) where every overload of torch's that takes an argument there wants a Tensor, or an int,
+    and the most positional arguments an overload takes (self counted for a method)."""
     sigs = None if (name, method) in _PYTHON_FUNCTIONS else _signatures(name, method)
+    if not sigs:
+        return (), float("inf")
+    most = max(float("inf") if s.max_pos_args == 1 and s.params[0].type in ("IntArrayRef", "SymIntArrayRef")
+               else s.max_pos_args for s in sigs) + bool(method)
     out = []
-    for i in range(max((s.max_pos_args for s in sigs), default=0) if sigs else 0):
+    for i in range(max(s.max_pos_args for s in sigs)):
         kinds = {(s.params[i].type, s.params[i].allow_none) for s in sigs if s.max_pos_args > i}
         if kinds == {("Tensor", False)}:
-            out.append(i + 1 if method else i)
-    return tuple(out)
+            out.append((i + 1 if method else i, Tensor))
+        elif kinds <= {("int64_t", False), ("SymInt", False)}:
+            out.append((i + 1 if method else i, (int, np.integer)))
+    return tuple(out), most
 
 
 def _check_keywords(name, method, args, kwargs, seen):
-    """Parse a call with a keyword of a type not seen accepted, or a non-tensor where torch wants a Tensor:
-    torch's TypeError, else remember the keywords' types."""
+    """Parse a call with a keyword of a type not seen accepted, more positional arguments than torch takes, or one
+    not of the type every overload of torch's wants there: torch's TypeError, else remember the keywords' types."""
     error = _argument_error(name, method, args, kwargs)
     if error is not None:
         raise error
