@@ -16,10 +16,18 @@ Methods of other layers are declared the same way where they are implemented (``
 
 ``bind()`` runs once, from ``torchlike/__init__.py`` after every layer is imported: it sets the Tensor methods,
 gives each op module its public names (aliases included) and its ``__all__`` (what ``torchlike`` re-exports), in
-declaration order. No other code attaches Tensor methods.
+declaration order. No other code attaches Tensor methods. Each name is bound inside a guard that gives a call with
+an argument of the wrong type torch's error (see "torch's argument errors" below); the guard also wraps the
+Tensor methods of the data model that torch's argument parser checks (``size``, ``requires_grad_``, ...).
 """
+import operator
 import sys
+import types
 
+import numpy as np
+
+from .._device import device as _device
+from .._dtype import dtype as _dtype
 from .._tensor import Tensor
 
 _declared = []
@@ -50,22 +58,804 @@ def public(fn=None, *, name=None, aliases=(), method=True, inplace=None, dunders
 
 
 def bind():
-    """Expose every declaration: Tensor methods, in-place variants, dunders, module names and ``__all__``."""
+    """Expose every declaration: Tensor methods, in-place variants, dunders, module names and ``__all__``; each
+    callable is bound inside a guard that raises torch's argument errors (see below)."""
     exported = {}
     for d in _declared:
         names = (d.name,) + d.aliases
         if d.function:
             mod = sys.modules[d.module]
             for n in names:
-                setattr(mod, n, d.fn)
+                setattr(mod, n, _guard(d.fn, n, False))
             exported.setdefault(d.module, []).extend(names)
         if d.method is not False:
             for n in names:
-                setattr(Tensor, n, d.fn if d.method is True else property(d.fn) if d.method is property else d.method)
+                setattr(Tensor, n, property(d.fn) if d.method is property else
+                        _guard(d.fn if d.method is True else d.method, n, True))
         if d.inplace is not None:
             for n in names:
-                setattr(Tensor, n + "_", d.inplace)
+                setattr(Tensor, n + "_", _guard(d.inplace, n + "_", True))
         for n, fn in d.dunders.items():
-            setattr(Tensor, n, fn)
+            setattr(Tensor, n, _guard(fn, _UNARY_DUNDERS[n], True) if n in _UNARY_DUNDERS else
+                    _binary_dunder(fn, n, d.name))
+    for n, text in _TABLES[True].items():  # Tensor's own methods (the data model) that torch parses
+        fn = vars(Tensor).get(n)
+        if text is not None and isinstance(fn, types.FunctionType) and not hasattr(fn, "__wrapped__"):
+            setattr(Tensor, n, _guard(fn, n, True))
     for module, names in exported.items():
         sys.modules[module].__all__ = list(dict.fromkeys(names))
+
+
+# ----- torch's argument errors --------------------------------------------------------------------------------
+# Every bound function, method and dunder runs inside a guard: when it raises (a JAX, NumPy or attribute error
+# from an argument of the wrong type, or anything else), the call is parsed as torch's argument parser would parse
+# it, against torch's signatures below, and the TypeError torch raises before running anything replaces the
+# error; a call torch would accept re-raises what was raised. Binary dunders return NotImplemented instead, as
+# torch's do, so Python raises its "unsupported operand type(s)". A call with a keyword is also parsed before it
+# runs while that keyword has not been seen accepted with a value of that type (torchlike ignores some keywords
+# torch checks: ``layout``, ``out=`` of a method, ...). A successful call costs one Python frame, and a set lookup
+# per keyword; a positional argument where every overload of torch's wants a Tensor (an int) is checked to be one,
+# and the number of positional arguments against torch's most.
+# Left unchecked: other positional values of a wrong type that the op can use (a real torch tensor where some
+# overload takes a number, a float in an int list), and a keyword of a type seen accepted in another form of the
+# call.
+#
+# torch 2.13's Python signatures (torchgen's python bindings of native_functions.yaml, overloads in torch's order;
+# "hidden": a deprecated overload, tried last and never listed). A Tensor method's signatures are its function's
+# without ``Tensor input`` and ``out`` unless _METHODS gives them; "" is a method without arguments.
+_OPTIONS = ("ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+            "bool? requires_grad=False")  # "TensorOptions" in the tables
+_FUNCTIONS = {
+    "abs absolute acos acosh angle arccos arccosh arcsin arcsinh arctan arctanh asin asinh atan atanh "
+    "bitwise_not ceil conj_physical cos cosh erf erfc exp exp2 expm1 fix floor frac isneginf isposinf log "
+    "log10 log1p log2 logical_not neg negative reciprocal rsqrt sgn sigmoid sign sin sinc sinh sqrt "
+    "square tan tanh trunc":
+        "Tensor input, *, Tensor out=None",
+    "add sub":
+        "hidden Tensor input, Scalar alpha, Tensor other, *, Tensor out=None |"
+        " Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None",
+    "addcdiv addcmul":
+        "hidden Tensor input, Scalar value, Tensor tensor1, Tensor tensor2, *, Tensor out=None |"
+        " Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor out=None",
+    "addmm":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor mat1, Tensor mat2, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor out=None |"
+        " Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None |"
+        " Tensor input, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1,"
+        " Tensor out=None",
+    "all any":
+        "Tensor input, *, Tensor out=None |"
+        " Tensor input, IntArrayRef? dim=None, bool keepdim=False, *, Tensor out=None |"
+        " Tensor input, int64_t dim, bool keepdim=False, *, Tensor out=None",
+    "allclose isclose": "Tensor input, Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False",
+    "amax amin": "Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None",
+    "arange":
+        "Scalar end, *, Tensor out=None, TensorOptions | Scalar start, Scalar end, *, TensorOptions |"
+        " Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, TensorOptions",
+    "arctan2 atan2 hypot logaddexp logical_and logical_or logical_xor matmul maximum minimum mul":
+        "Tensor input, Tensor other, *, Tensor out=None",
+    "argmax argmin": "Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None",
+    "argwhere conj detach imag isfinite isinf isnan isreal positive ravel real relu resolve_conj "
+    "resolve_neg t":
+        "Tensor input",
+    "baddbmm":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor batch1, Tensor batch2, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor batch1, Tensor batch2, *, Tensor out=None |"
+        " Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None |"
+        " Tensor input, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1,"
+        " Tensor out=None",
+    "bitwise_and bitwise_or bitwise_xor remainder":
+        "Tensor input, Tensor other, *, Tensor out=None | Scalar self, Tensor other |"
+        " Tensor input, Scalar other, *, Tensor out=None",
+    "bmm mm":
+        "Tensor input, Tensor mat2, *, Tensor out=None |"
+        " Tensor input, Tensor mat2, ScalarType out_dtype, *, Tensor out=None",
+    "cat concat concatenate stack": "TensorList tensors, int64_t dim=0, *, Tensor out=None",
+    "celu_": "Tensor input, Scalar alpha=1.0",
+    # one torchlike function is torch.celu and F.celu (torch.selu and F.selu): torch's, with F's inplace
+    "celu": "Tensor input, Scalar alpha=1.0, bool inplace=False", "selu": "Tensor input, bool inplace=False",
+    "chunk": "Tensor input, int64_t chunks, int64_t dim=0",
+    "clamp clip":
+        "Tensor input, Tensor? min=None, Tensor? max=None, *, Tensor out=None |"
+        " Tensor input, Scalar? min=None, Scalar? max=None, *, Tensor out=None",
+    "clamp_max": "Tensor input, Tensor max, *, Tensor out=None | Tensor input, Scalar max, *, Tensor out=None",
+    "clamp_min": "Tensor input, Tensor min, *, Tensor out=None | Tensor input, Scalar min, *, Tensor out=None",
+    "clone": "Tensor input, *, MemoryFormat? memory_format=None",
+    "cumsum": "Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None",
+    "tensor":
+        "PyObject* data, *, ScalarType? dtype=None, Device? device=None, bool pin_memory=False,"
+        " bool requires_grad=False",
+    "as_tensor": "PyObject* data, *, ScalarType? dtype=None, Device? device=None",
+    "nonzero": "Tensor input, *, bool as_tuple=False, Tensor out=None",
+    "diagonal": "Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1",
+    "div":
+        "Tensor input, Tensor other, *, Tensor out=None |"
+        " Tensor input, Tensor other, *, str? rounding_mode, Tensor out=None |"
+        " Tensor input, Scalar other, *, str? rounding_mode",
+    "divide":
+        "Tensor input, Tensor other, *, Tensor out=None |"
+        " Tensor input, Tensor other, *, str? rounding_mode, Tensor out=None | Tensor input, Scalar other |"
+        " Tensor input, Scalar other, *, str? rounding_mode",
+    "dot": "Tensor input, Tensor tensor, *, Tensor out=None",
+    "empty": "SymIntArrayRef size, *, MemoryFormat? memory_format=None, Tensor out=None, TensorOptions",
+    "empty_like ones_like zeros_like": "Tensor input, *, MemoryFormat? memory_format=None, TensorOptions",
+    "eq fmod ge greater greater_equal gt le less less_equal lt ne not_equal":
+        "Tensor input, Tensor other, *, Tensor out=None | Tensor input, Scalar other, *, Tensor out=None",
+    "equal": "Tensor input, Tensor other",
+    "eye": "SymInt n, *, Tensor out=None, TensorOptions | SymInt n, SymInt m, *, Tensor out=None, TensorOptions",
+    "flatten": "Tensor input, int64_t start_dim=0, int64_t end_dim=-1",
+    "flip permute": "Tensor input, IntArrayRef dims",
+    "floor_divide multiply true_divide": "Tensor input, Tensor other, *, Tensor out=None | Tensor input, Scalar other",
+    "full": "SymIntArrayRef size, Scalar fill_value, *, Tensor out=None, TensorOptions",
+    "full_like": "Tensor input, Scalar fill_value, *, MemoryFormat? memory_format=None, TensorOptions",
+    "gather": "Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, Tensor out=None",
+    "index_add": "Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor out=None",
+    "index_select": "Tensor input, int64_t dim, Tensor index, *, Tensor out=None",
+    "lerp":
+        "Tensor input, Tensor end, Tensor weight, *, Tensor out=None |"
+        " Tensor input, Tensor end, Scalar weight, *, Tensor out=None",
+    "linspace":
+        "Tensor start, Tensor end, int64_t steps, *, Tensor out=None, TensorOptions |"
+        " Scalar start, Tensor end, int64_t steps, *, Tensor out=None, TensorOptions |"
+        " Tensor start, Scalar end, int64_t steps, *, Tensor out=None, TensorOptions |"
+        " Scalar start, Scalar end, int64_t steps, *, Tensor out=None, TensorOptions",
+    "log_softmax softmax": "Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None",
+    "logit": "Tensor input, double? eps=None, *, Tensor out=None",
+    "logsumexp": "Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None",
+    "masked_fill": "Tensor input, Tensor mask, Tensor value | Tensor input, Tensor mask, Scalar value",
+    "masked_select": "Tensor input, Tensor mask, *, Tensor out=None",
+    "max min":
+        "Tensor input, *, Tensor out=None | Tensor input, Tensor other, *, Tensor out=None |"
+        " Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None",
+    "mean":
+        "Tensor input, *, ScalarType? dtype=None, Tensor out=None |"
+        " Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
+    "moveaxis movedim":
+        "Tensor input, int64_t source, int64_t destination |"
+        " Tensor input, IntArrayRef source, IntArrayRef destination",
+    "mv": "Tensor input, Tensor vec, *, Tensor out=None",
+    "narrow":
+        "Tensor input, int64_t dim, Tensor start, SymInt length |"
+        " Tensor input, int64_t dim, SymInt start, SymInt length",
+    "normal":
+        "Tensor mean, Tensor std, *, Generator? generator=None, Tensor out=None |"
+        " Tensor mean, double std=1, *, Generator? generator=None, Tensor out=None |"
+        " double mean, Tensor std, *, Generator? generator=None, Tensor out=None |"
+        " double mean, double std, SymIntArrayRef size, *, Generator? generator=None, Tensor out=None,"
+        " TensorOptions",
+    "ones zeros": "SymIntArrayRef size, *, Tensor out=None, TensorOptions",
+    "outer": "Tensor input, Tensor vec2, *, Tensor out=None",
+    "pow":
+        "Tensor input, Tensor exponent, *, Tensor out=None | Scalar self, Tensor exponent, *, Tensor out=None |"
+        " Tensor input, Scalar exponent, *, Tensor out=None",
+    "prod":
+        "Tensor input, *, ScalarType? dtype=None |"
+        " Tensor input, int64_t dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
+    "rand randn":
+        "SymIntArrayRef size, *, Generator? generator, Tensor out=None, TensorOptions |"
+        " SymIntArrayRef size, *, Tensor out=None, TensorOptions",
+    "rand_like randn_like":
+        "Tensor input, *, Generator? generator, MemoryFormat? memory_format=None, TensorOptions |"
+        " Tensor input, *, MemoryFormat? memory_format=None, TensorOptions",
+    "randint":
+        "SymInt high, SymIntArrayRef size, *, Generator? generator, Tensor out=None, TensorOptions |"
+        " SymInt high, SymIntArrayRef size, *, Tensor out=None, TensorOptions |"
+        " SymInt low, SymInt high, SymIntArrayRef size, *, Generator? generator, Tensor out=None, TensorOptions |"
+        " SymInt low, SymInt high, SymIntArrayRef size, *, Tensor out=None, TensorOptions",
+    "randint_like":
+        "Tensor input, SymInt low, SymInt high, *, Generator? generator, MemoryFormat? memory_format=None,"
+        " TensorOptions |"
+        " Tensor input, SymInt low, SymInt high, *, MemoryFormat? memory_format=None, TensorOptions |"
+        " Tensor input, Tensor high, *, Generator? generator, MemoryFormat? memory_format=None, TensorOptions |"
+        " Tensor input, Tensor high, *, MemoryFormat? memory_format=None, TensorOptions |"
+        " Tensor input, SymInt high, *, Generator? generator, MemoryFormat? memory_format=None, TensorOptions |"
+        " Tensor input, SymInt high, *, MemoryFormat? memory_format=None, TensorOptions",
+    "randperm":
+        "SymInt n, *, Generator? generator, Tensor out=None, TensorOptions |"
+        " SymInt n, *, Tensor out=None, TensorOptions",
+    "reshape": "Tensor input, SymIntArrayRef shape",
+    "round": "Tensor input, *, Tensor out=None | Tensor input, *, int64_t decimals, Tensor out=None",
+    "rsub": "Tensor input, Tensor other, *, Scalar alpha=1 | Tensor input, Scalar other, Scalar alpha=1",
+    "scatter":
+        "Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None |"
+        " Tensor input, int64_t dim, Tensor index, Tensor src, *, str reduce, Tensor out=None |"
+        " Tensor input, int64_t dim, Tensor index, Scalar value, *, Tensor out=None |"
+        " Tensor input, int64_t dim, Tensor index, Scalar value, *, str reduce, Tensor out=None",
+    "scatter_add": "Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None",
+    "select": "Tensor input, int64_t dim, SymInt index",
+    "squeeze": "Tensor input | Tensor input, int64_t dim | Tensor input, IntArrayRef dim",
+    "std var":
+        "Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor out=None |"
+        " Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor out=None |"
+        " Tensor input, bool unbiased=True",
+    "subtract":
+        "Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None |"
+        " Tensor input, Scalar other, Scalar alpha=1",
+    "sum":
+        "Tensor input, *, ScalarType? dtype=None |"
+        " Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
+    "swapaxes": "Tensor input, int64_t axis0, int64_t axis1",
+    "swapdims transpose": "Tensor input, int64_t dim0, int64_t dim1",
+    "take_along_dim": "Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None",
+    "unbind": "Tensor input, int64_t dim=0",
+    "unflatten": "Tensor input, int64_t dim, SymIntArrayRef sizes",
+    "unsqueeze": "Tensor input, int64_t dim",
+    "where":
+        "Tensor condition | Tensor condition, Tensor input, Tensor other, *, Tensor out=None |"
+        " Tensor condition, Scalar self, Tensor other | Tensor condition, Tensor input, Scalar other |"
+        " Tensor condition, Scalar self, Scalar other",
+}
+_METHODS = {
+    "addmm":
+        "hidden Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2 |"
+        " hidden Scalar beta, Tensor mat1, Tensor mat2 |"
+        " Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1",
+    "baddbmm":
+        "hidden Scalar beta, Scalar alpha, Tensor batch1, Tensor batch2 |"
+        " hidden Scalar beta, Tensor batch1, Tensor batch2 |"
+        " Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
+    "bmm mm": "Tensor mat2",
+    "expand": "SymIntArrayRef size, *, bool implicit=False",
+    "expand_as reshape_as type_as view_as": "Tensor other",
+    "new_empty new_ones new_zeros": "SymIntArrayRef size, *, TensorOptions",
+    "new_full": "SymIntArrayRef size, Scalar fill_value, *, TensorOptions",
+    "repeat": "SymIntArrayRef repeats",
+    "retain_grad": "",
+    "view": "ScalarType dtype | SymIntArrayRef size",
+    "__invert__ data_ptr detach_ dim element_size get_device is_complex is_floating_point item ndimension nelement "
+    "numel storage_offset tolist": "",
+    "size stride": "int64_t? dim=None",
+    "requires_grad_": "bool requires_grad=True",
+    "nonzero": " | *, bool as_tuple",
+    "copy_": "Tensor other, bool non_blocking=False | hidden Tensor other, bool async=False",
+    "is_contiguous contiguous": "*, MemoryFormat memory_format=contiguous_format",
+    "bfloat16 bool byte cdouble cfloat char cpu double float half int long short":
+        "*, MemoryFormat? memory_format=None",
+    "numpy": "*, bool force=False",
+    "cuda":
+        "Device? device=None, bool non_blocking=False, *, MemoryFormat? memory_format=None |"
+        " hidden Device? device=None, bool async=False, *, MemoryFormat? memory_format=None",
+    "new_tensor": "PyObject* data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False",
+    "type":
+        "PyObject* dtype=None, bool non_blocking=False, *, MemoryFormat? memory_format=None |"
+        " hidden PyObject* dtype=None, bool async=False, *, MemoryFormat? memory_format=None",
+    "to":
+        "Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *,"
+        " MemoryFormat? memory_format=None |"
+        " ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None |"
+        " Tensor tensor, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None",
+    "fill_": "Tensor value | Scalar value",
+    "zero_": "",
+    "where": "Tensor condition, Tensor other | Tensor condition, Scalar other",
+}
+# torch's Python functions: the C function each one calls (its name, arguments, and whether as a Tensor method),
+# whose parser torch runs; or the error torch's Python code raises first
+_INNER = {"split":
+              "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
+          "split_with_sizes": "Tensor input, SymIntArrayRef split_sizes, int64_t dim=0",
+          "einsum": "str equation, TensorList tensors, *, IntArrayRef? path=None",
+          "linalg_vector_norm":
+              "Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
+              " Tensor out=None",
+          "linalg_matrix_norm":
+              "Tensor input, Scalar ord, IntArrayRef dim={-2,-1}, bool keepdim=False, *, ScalarType? dtype=None,"
+              " Tensor out=None | Tensor input, str ord=\"fro\", IntArrayRef dim={-2,-1}, bool keepdim=False, *,"
+              " ScalarType? dtype=None, Tensor out=None"}
+
+
+def _split(tensor, split_size_or_sections, dim=0):
+    inner = "split" if _is_long(split_size_or_sections) else "split_with_sizes"
+    return inner, (tensor, split_size_or_sections, dim), {}, None
+
+
+def _einsum(*args):
+    if len(args) < 2 or isinstance(args[0], Tensor):  # (the sublist format: torch's own Python errors)
+        return None
+    operands = args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
+        operands = operands[0]
+    return "einsum", (args[0], operands), {}, None
+
+
+def _norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa: A002 - torch's names
+    dims = [dim] if _is_long(dim) else dim
+    keywords = {"dtype": dtype} if out is None else {"dtype": dtype, "out": out}
+    if isinstance(p, str) and (p != "fro" or hasattr(dim, "__len__") and len(dim) > 2):
+        if dim is None and isinstance(input, Tensor):
+            dims = list(range(input.ndim))
+        return "linalg_matrix_norm", (input, p, dims, keepdim), keywords, None
+    return "linalg_vector_norm", (input, 2 if isinstance(p, str) else 2.0 if p is None else p, dims, keepdim), \
+        keywords, None
+
+
+def _unflatten(self, dim, sizes):
+    if sizes is None or isinstance(sizes, (tuple, list)) and not sizes:
+        return RuntimeError("unflatten: sizes must be non-empty")
+    return "unflatten", (self, dim, sizes), {}, True
+
+
+_PYTHON_FUNCTIONS = {("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
+                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
+
+# torch lets Python numbers bind to these functions' Tensor parameters
+_NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",
+                       "sub", "sub_", "subtract", "subtract_", "true_divide", "true_divide_", "to", "copy_",
+                       "floor_divide", "floor_divide_"}
+_NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"), "other": ("x2",)}
+_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int", "double": "float",
+               "bool": "bool", "TensorList": "tuple of Tensors", "IntArrayRef": "tuple of ints",
+               "SymIntArrayRef": "tuple of ints", "ScalarType": "torch.dtype", "Layout": "torch.layout",
+               "Device": "torch.device", "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator",
+               "str": "str", "PyObject*": "object"}
+_TABLES = {False: {}, True: {}, None: _INNER}  # method? (None: the C functions of torch's Python functions)
+for _names, _sigs in _FUNCTIONS.items():
+    for _n in _names.split():
+        _TABLES[False][_n] = _sigs
+for _names, _sigs in _METHODS.items():
+    for _n in _names.split():
+        _TABLES[True][_n] = _sigs
+_parsed = {}
+
+
+class _Param:
+    __slots__ = ("type", "name", "size", "optional", "allow_none", "keyword_only", "default")
+
+
+class _Signature:
+    __slots__ = ("params", "hidden", "min_args", "max_args", "max_pos_args")
+
+    def __init__(self, text, numbers_as_tensors):
+        self.hidden = text.startswith("hidden ")
+        self.params = []
+        keyword_only = False
+        for item in text.removeprefix("hidden ").replace("TensorOptions", _OPTIONS).split(", ") if text else ():
+            if item == "*":
+                keyword_only = True
+                continue
+            p = _Param()
+            kind, _, rest = item.partition(" ")
+            p.allow_none = kind.endswith("?")
+            kind = kind.rstrip("?")
+            kind, _, size = kind.partition("[")
+            p.type, p.size = kind, int(size.rstrip("]") or 0)
+            p.name, eq, p.default = rest.partition("=")
+            p.optional = bool(eq)
+            p.allow_none = p.allow_none or p.default == "None"
+            p.keyword_only = keyword_only
+            if kind == "Tensor" and numbers_as_tensors:
+                p.type = "Tensor|Number"
+            self.params.append(p)
+        self.max_args = len(self.params)
+        self.min_args = sum(1 for p in self.params if not p.optional)
+        self.max_pos_args = sum(1 for p in self.params if not p.keyword_only)
+
+    def text(self):
+        """The signature as torch's error messages print it."""
+        out, star = [], False
+        for p in self.params:
+            if p.keyword_only and not star:
+                out.append("*")
+                star = True
+            kind = _TYPE_NAMES[p.type.partition("|")[0]]
+            out.append(f"{kind} {p.name}" + (f" = {p.default}" if p.optional else ""))
+        return "(" + ", ".join(out) + ")"
+
+
+def _signatures(name, method):
+    """torch's signatures of the function (or Tensor method) ``name``, None where torch has no parsed signature."""
+    key = (name, method)
+    sigs = _parsed.get(key, False)
+    if sigs is False:
+        text = _TABLES[method].get(name, False)
+        if text is False:
+            text = _method_signatures(name) if method else None
+        numbers = name in _NUMBERS_AS_TENSORS
+        sigs = None if text is None else [_Signature(s, numbers) for s in text.split(" | ")]
+        if sigs is not None:
+            sigs.sort(key=lambda s: s.hidden)  # torch tries deprecated overloads last
+        _parsed[key] = sigs
+    return sigs
+
+
+def _method_signatures(name):
+    """A method's signatures from its function's: without ``Tensor input`` (overloads without it are not methods)
+    and without ``out``."""
+    text = _TABLES[False].get(name) or (_TABLES[False].get(name[:-1]) if name.endswith("_") else None)
+    if text is None:
+        return None
+    out = []
+    for sig in text.split(" | "):
+        hidden = sig.startswith("hidden ")
+        items = sig.removeprefix("hidden ").split(", ")
+        if items[0] != "Tensor input":
+            continue
+        items = [i for i in items[1:] if i not in ("Tensor out=None", "TensorList[2] out=None")]
+        if items and items[-1] == "*":
+            items.pop()
+        out.append(("hidden " if hidden else "") + ", ".join(items))
+    return " | ".join(out)
+
+
+class _ParseError(Exception):
+    """torch's TypeError for one call (raised inside the parser, returned to the guard)."""
+
+
+def _type_name(obj):
+    """The type name torch's parser prints: CPython's tp_name (a class defined in Python: its name; a C type: with
+    its module), torch's names for torchlike's dtype, device and Size, and torch.Tensor for a real torch tensor
+    (where torch's parser would print "Tensor")."""
+    cls = type(obj)
+    module = cls.__module__
+    if isinstance(obj, Tensor) or module == "builtins":
+        return cls.__name__
+    if module.split(".")[0] in ("torch", "torchlike"):
+        return "torch." + cls.__name__
+    return cls.__name__ if cls.__flags__ & (1 << 9) else f"{module}.{cls.__name__}"  # (1 << 9: a heap type)
+
+
+def _is_long(obj):
+    """An int as torch's parser takes one (a NumPy integer too, never a bool)."""
+    return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+
+
+def _is_index(obj):
+    """Anything with ``__index__`` but a bool (a SymInt parameter, an int list's first element)."""
+    if isinstance(obj, bool):
+        return False
+    try:
+        operator.index(obj)
+    except Exception:  # noqa: BLE001 - anything that is not an index
+        return False
+    return True
+
+
+def _is_double(obj):
+    """A float parameter's value: a Python or NumPy real number."""
+    return isinstance(obj, (float, int, np.number, np.bool_))
+
+
+def _is_scalar(obj):
+    """A Python or NumPy number (a Number parameter, or a Tensor one that takes numbers)."""
+    return isinstance(obj, (float, int, complex, np.number, np.bool_))
+
+
+def _is_0d(obj, integral=False):
+    """A 0-d tensor without grad, which torch's parser takes for a number."""
+    return isinstance(obj, Tensor) and not obj._requires_grad and obj._data.ndim == 0 and (
+        not integral or obj._data.dtype.kind in "iu")
+
+
+def _int_list(obj, size):
+    """(ok, failed element index) of an int-list argument."""
+    if isinstance(obj, (tuple, list)):
+        if not obj or _is_index(obj[0]):
+            return True, -1
+        return False, 0
+    return size > 0 and _is_long(obj), -1
+
+
+def _check(p, obj, argnum):
+    """(ok, failed element index) of one argument against one parameter, as torch's FunctionParameter::check."""
+    kind = p.type
+    if kind == "Tensor":
+        return isinstance(obj, Tensor), -1
+    if kind == "Tensor|Number":
+        return isinstance(obj, Tensor) or _is_scalar(obj), -1
+    if kind in ("Scalar", "double"):
+        return _is_double(obj) or (kind == "Scalar" and isinstance(obj, complex)) or _is_0d(obj), -1
+    if kind == "int64_t":
+        return _is_long(obj) or _is_0d(obj, integral=True), -1
+    if kind == "SymInt":
+        return _is_index(obj), -1
+    if kind in ("IntArrayRef", "SymIntArrayRef"):
+        return _int_list(obj, p.size)
+    if kind == "TensorList":
+        if not isinstance(obj, (tuple, list)):
+            return False, -1
+        for i, t in enumerate(obj):
+            if not isinstance(t, Tensor):  # torch raises this one even while trying overloads
+                raise _ParseError(f"expected Tensor as element {i} in argument {argnum}, but got {_type_name(t)}")
+        return True, -1
+    if kind == "bool":
+        return isinstance(obj, bool), -1
+    if kind == "ScalarType":
+        return isinstance(obj, _dtype) or any(obj is t for t in (float, int, bool, complex)), -1
+    if kind == "Device":
+        return _is_long(obj) or isinstance(obj, (str, _device)), -1
+    if kind == "str":
+        return isinstance(obj, str), -1
+    if kind == "PyObject*":
+        return True, -1
+    if kind == "Generator":
+        return type(obj).__name__ == "Generator" and type(obj).__module__.startswith("torchlike"), -1
+    return False, -1  # Layout, MemoryFormat: torchlike has no such objects (None is their only value)
+
+
+_MISSING = object()
+
+
+def _parse(name, sig, args, kwargs, raise_error):
+    """The arguments bound to ``sig``'s parameters as torch's parser binds them (None if they do not bind); with
+    ``raise_error``, its TypeError instead of None."""
+    nargs = len(args)
+    params = sig.params
+    varargs_list = sig.max_pos_args == 1 and params[0].type in ("IntArrayRef", "SymIntArrayRef")
+    if nargs > sig.max_pos_args and not varargs_list:
+        return _too_many(name, sig, nargs) if raise_error else None
+    remaining = len(kwargs)
+    bound = {}
+    pos = 0
+    for i, p in enumerate(params):
+        obj, is_kwd = _MISSING, False
+        if pos < nargs:
+            if p.keyword_only:
+                return _too_many(name, sig, nargs) if raise_error else None
+            obj = args[pos]
+        elif kwargs:
+            obj = kwargs.get(p.name, _MISSING)
+            for alias in _NUMPY_NAMES.get(p.name, ()):
+                if obj is _MISSING:
+                    obj = kwargs.get(alias, _MISSING)
+            is_kwd = True
+        if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
+            pass
+        elif obj is _MISSING:
+            if not raise_error:
+                return None
+            missing = [f'"{q.name}"' for q in params[i:] if not q.optional]
+            raise _ParseError(f"{name}() missing {len(missing)} required positional argument"
+                              f"{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")  # (sic, torch's text)
+        else:
+            ok, failed = _check(p, obj, i)
+            if not ok and varargs_list and pos == 0 and not is_kwd:
+                if _int_list(args, p.size)[0]:  # f(2, 3) for f((2, 3))
+                    bound[p] = args
+                    pos = nargs
+                    continue
+                if nargs > 1:
+                    return _too_many(name, sig, nargs) if raise_error else None
+            if not ok:
+                if not raise_error:
+                    return None
+                kind = _TYPE_NAMES[p.type.partition("|")[0]]
+                if is_kwd:
+                    raise _ParseError(f"{name}(): argument '{p.name}' must be {kind}, not {_type_name(obj)}")
+                if failed != -1:
+                    raise _ParseError(f"{name}(): argument '{p.name}' (position {pos + 1}) must be {kind}, but "
+                                      f"found element of type {_type_name(obj[failed])} at pos {failed}")
+                raise _ParseError(f"{name}(): argument '{p.name}' (position {pos + 1}) must be {kind}, not "
+                                  f"{_type_name(obj)}")
+            bound[p] = obj
+        if not is_kwd:
+            pos += 1
+        elif obj is not _MISSING:
+            remaining -= 1
+    if pos < nargs:  # after a single int-list parameter
+        return _too_many(name, sig, nargs) if raise_error else None
+    if remaining > 0:
+        if not raise_error:
+            return None
+        names = [p.name for p in params]
+        for key in kwargs:
+            if key not in names:
+                raise _ParseError(f"{name}() got an unexpected keyword argument '{key}'")
+            if names.index(key) < nargs:
+                raise _ParseError(f"{name}() got multiple values for argument '{key}'")
+        raise _ParseError("invalid keyword arguments")
+    return bound
+
+
+def _unpack(name, bound):
+    """torch's error when an int list that parsed (its first element is an int) holds something else later."""
+    for p, obj in bound.items():
+        if p.type in ("IntArrayRef", "SymIntArrayRef") and isinstance(obj, (tuple, list)):
+            for i, item in enumerate(obj):
+                if not _is_index(item):
+                    raise _ParseError(f"{name}(): argument '{p.name}' failed to unpack the object at pos {i + 1} "
+                                      f'with error "type must be tuple of ints,but got {_type_name(item)}"')
+
+
+def _too_many(name, sig, nargs):
+    """torch's TypeError for too many positional arguments."""
+    lo, hi = sig.min_args, sig.max_pos_args
+    if lo != hi:
+        raise _ParseError(f"{name}() takes from {lo} to {hi} positional arguments but {nargs} were given")
+    raise _ParseError(f"{name}() takes {hi} positional argument{'' if hi == 1 else 's'} but {nargs} "
+                      f"{'was' if nargs == 1 else 'were'} given")
+
+
+def _argument_error(name, method, args, kwargs):
+    """torch's TypeError for calling the function (or Tensor method, ``args[0]`` its tensor) ``name`` with (args,
+    kwargs), or None where torch's parser accepts them."""
+    adapter = _PYTHON_FUNCTIONS.get((name, method))
+    if adapter is not None:  # a Python function in torch: its own binding errors, then its C function's parser
+        try:
+            call = adapter(*args, **kwargs)
+        except TypeError as e:
+            return TypeError(str(e).replace(f"{adapter.__name__}()", f"Tensor.{name}()" if method else f"{name}()"))
+        except Exception:  # noqa: BLE001 - torch's Python code fails on these too (its errors are not parse errors)
+            return None
+        if call is None or isinstance(call, Exception):
+            return call
+        name, args, kwargs, method = call
+    if method:
+        args = args[1:]
+    if name == "from_numpy":  # a one-argument builtin
+        if kwargs:
+            return TypeError("torch._VariableFunctionsClass.from_numpy() takes no keyword arguments")
+        if len(args) != 1:
+            return TypeError(f"torch._VariableFunctionsClass.from_numpy() takes exactly one argument "
+                             f"({len(args)} given)")
+    sigs = _signatures(name, method)
+    if sigs is None:
+        return None
+    if method and sigs[0].max_args == 0 and len(sigs) == 1:  # METH_NOARGS: Python's own checks
+        if kwargs:
+            return TypeError(f"TensorBase.{name}() takes no keyword arguments")
+        return TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)") if args else None
+    try:
+        if len(sigs) == 1:
+            _unpack(name, _parse(name, sigs[0], args, kwargs, True))
+            return None
+        for sig in sigs:
+            bound = _parse(name, sig, args, kwargs, False)
+            if bound is not None:
+                _unpack(name, bound)
+                return None
+        n = len(args) + len(kwargs)
+        plausible = [s for s in sigs if s.min_args <= n <= s.max_args and not s.hidden]
+        if len(plausible) == 1:
+            _parse(name, plausible[0], args, kwargs, True)
+        return TypeError(_invalid_combination(name, [s for s in sigs if not s.hidden], args, kwargs))
+    except _ParseError as e:
+        return TypeError(str(e))
+
+
+def _invalid_combination(name, sigs, args, kwargs):
+    """torch's "received an invalid combination of arguments" message (format_invalid_args)."""
+    msg = f"{name}() received an invalid combination of arguments - "
+    if len(sigs) == 1:
+        option = sigs[0].text()
+        arguments = _option_arguments(option)
+        start = max(len(arguments) - len(kwargs), 0)
+        unmatched = [k for k in kwargs if k not in [a[1] for a in arguments[start:]]]
+        if unmatched:
+            return msg + "got unrecognized keyword arguments: " + ", ".join(unmatched)
+        desc = (_formatted_desc(arguments, args, kwargs) if len(arguments) == len(args) + len(kwargs)
+                else _arg_desc(args, kwargs))
+        return msg + f"got {desc}, but expected {option}"
+    msg += f"got {_arg_desc(args, kwargs)}, but expected one of:\n"
+    for sig in sigs:
+        option = sig.text()
+        msg += f" * {option}\n"
+        arguments = _option_arguments(option)
+        if len(arguments) == len(args) + len(kwargs):
+            start = max(len(arguments) - len(kwargs), 0)
+            unmatched = [k for k in kwargs if k not in [a[1] for a in arguments[start:]]]
+            if unmatched:
+                msg += "      didn't match because some of the keywords were incorrect: " + ", ".join(unmatched) + "\n"
+            else:
+                msg += ("      didn't match because some of the arguments have invalid types: "
+                        + _formatted_desc(arguments, args, kwargs) + "\n")
+    return msg
+
+
+def _option_arguments(option):
+    """(type, name) pairs as torch's message formatter reads a printed signature (``*`` counts as one)."""
+    out = []
+    for item in option[1:-1].split(", ") if option != "()" else ():
+        kind, _, name = item.rpartition(" ")
+        out.append((kind, name))
+    return out
+
+
+def _arg_desc(args, kwargs):
+    """The given argument types, as "got (...)" prints them."""
+    parts = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + (")" if args or not kwargs else ", )")
+
+
+def _formatted_desc(arguments, args, kwargs):
+    """The argument types with the ones that do not match marked !type!."""
+    parts = []
+    for i in range(len(args) + len(kwargs)):
+        kind, name = arguments[i]
+        if i < len(args):
+            arg, prefix = args[i], ""
+        elif name in kwargs:
+            arg, prefix = kwargs[name], name + "="
+        else:
+            return _arg_desc(args, kwargs)
+        matching = _type_name(arg) in {"float": ("float", "int"), "int": ("int",)}.get(kind, (kind,))
+        text = _type_name(arg)
+        if isinstance(arg, (tuple, list)):
+            inner = ", ".join(_type_name(a) for a in arg)
+            text += " of " + (f"({inner}{',' if len(arg) == 1 else ''})" if isinstance(arg, tuple) else f"[{inner}]")
+        parts.append(prefix + (text if matching else f"!{text}!"))
+    return "(" + ", ".join(parts) + (")" if args or not kwargs else ", )")
+
+
+_UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs", "__pos__": "positive", "__invert__": "__invert__"}
+
+
+def _guard(fn, name, method):
+    """``fn`` bound as the function (or Tensor method) ``name``: torch's TypeError for an argument it rejects."""
+    if not isinstance(fn, types.FunctionType):  # a class, a generator object, a staticmethod, a property
+        return fn
+    seen = {}  # keyword -> the value types a parse accepted (a keyword with another type: parse the call first)
+    typed, most = _typed_positions(name, method)
+
+    def call(*args, **kwargs):
+        if len(args) > most:
+            _check_keywords(name, method, args, kwargs, seen)
+        for i, types_ in typed:
+            if i < len(args) and not isinstance(args[i], types_):
+                _check_keywords(name, method, args, kwargs, seen)
+                break
+        if kwargs:
+            for k, v in kwargs.items():
+                if type(v) not in seen.get(k, ()):
+                    _check_keywords(name, method, args, kwargs, seen)
+                    break
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - torch parses the arguments before anything else can fail
+            error = _argument_error(name, method, args, kwargs)
+            if error is not None:
+                raise error from None
+            if isinstance(e, TypeError) and e.__traceback__.tb_next is None:  # binding fn: name torch's name
+                raise TypeError(str(e).replace(f"{fn.__qualname__}()", f"{name}()", 1)) from None
+            raise
+    call._seen = seen
+    return _named(call, fn, name)
+
+
+def _typed_positions(name, method):
+    """(position, types) where every overload of torch's that takes an argument there wants a Tensor, or an int,
+    and the most positional arguments an overload takes (self counted for a method)."""
+    sigs = None if (name, method) in _PYTHON_FUNCTIONS else _signatures(name, method)
+    if not sigs:
+        return (), float("inf")
+    most = max(float("inf") if s.max_pos_args == 1 and s.params[0].type in ("IntArrayRef", "SymIntArrayRef")
+               else s.max_pos_args for s in sigs) + bool(method)
+    out = []
+    for i in range(max(s.max_pos_args for s in sigs)):
+        kinds = {(s.params[i].type, s.params[i].allow_none) for s in sigs if s.max_pos_args > i}
+        if kinds == {("Tensor", False)}:
+            out.append((i + 1 if method else i, Tensor))
+        elif kinds <= {("int64_t", False), ("SymInt", False)}:
+            out.append((i + 1 if method else i, (int, np.integer)))
+    return tuple(out), most
+
+
+def _check_keywords(name, method, args, kwargs, seen):
+    """Parse a call with a keyword of a type not seen accepted, more positional arguments than torch takes, or one
+    not of the type every overload of torch's wants there: torch's TypeError, else remember the keywords' types."""
+    error = _argument_error(name, method, args, kwargs)
+    if error is not None:
+        raise error
+    for k, v in kwargs.items():
+        seen.setdefault(k, set()).add(type(v))
+
+
+def _binary_dunder(fn, name, op_name):
+    """A binary dunder: NotImplemented where torch's parser rejects the operand (Python then tries the other side
+    and raises its "unsupported operand type(s)"), as torch's dunders turn their TypeErrors into NotImplemented."""
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            if isinstance(e, TypeError) or _argument_error(op_name, True, args, kwargs) is not None:
+                return NotImplemented
+            raise
+    return _named(call, fn, name)
+
+
+def _named(call, fn, name):
+    """The guard reads as ``fn`` (its name the bound name; ``inspect.signature`` follows ``__wrapped__``)."""
+    call.__name__ = name
+    call.__qualname__ = name
+    call.__doc__ = fn.__doc__
+    call.__module__ = fn.__module__
+    call.__wrapped__ = fn
+    return call

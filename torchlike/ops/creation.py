@@ -963,6 +963,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     """``type()``: the legacy type string ('torch.FloatTensor'); ``type(dtype or string)``: a cast."""
     if dtype is None:
         return f"torch.{_dtype._SCALAR_TYPE[self.dtype.name]}Tensor"
+    if not isinstance(dtype, (str, type, _dtype.dtype)):
+        raise TypeError("dtype must be a type, str, or dtype object")
     if isinstance(dtype, str):
         if dtype not in _LEGACY_TYPES:
             raise ValueError(f"invalid type: '{dtype}'")

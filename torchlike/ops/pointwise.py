@@ -20,7 +20,7 @@ from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
-from ._bind import public
+from ._bind import public, _type_name
 from ._util import _broadcast_shape
 from .shape import _select
 
@@ -130,6 +130,8 @@ _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic diff
 
 def _write_out(name, result, out, inputs):
     """torch's ``out=``: no autograd through it; the result is written into ``out`` (cast to its dtype)."""
+    if not isinstance(out, Tensor):  # (torch binds a Python number there for add/sub/mul/div: not supported)
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
     if _gm._state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
         raise RuntimeError(_OUT_MSG.format(name))
     _check_inplace(out)
@@ -144,9 +146,8 @@ def _write_out(name, result, out, inputs):
 def _check_tensor_arg(fn_name, arg, position, value):
     """torch's TypeError for an argument that must be a Tensor (a NumPy array, a real torch tensor, a list...)."""
     if not isinstance(value, Tensor):
-        cls = type(value)
-        kind = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__.split('.')[0]}.{cls.__name__}"
-        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not {kind}") from None
+        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{_type_name(value)}") from None
 
 
 def _check_float_inplace(self):
@@ -163,20 +164,16 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
     torch's in-place node differs). ``check(input)`` runs first (torch's argument errors). ``kind``: "float"
     (integer and bool inputs computed in the default float dtype), "any" (any dtype kept), "round" (integers
     pass through unchanged, as torch.floor(int_tensor) does)."""
-    def fn(input, *, out=None):
-        try:
-            if out is not None:
-                return _write_out(name, fn(input), out, (input,))
-            if check is not None:
-                check(input)
-            if kind == "float":
-                input = _to_float(input)
-            elif kind == "round" and not _is_float(input._data):
-                return clone(input)
-            return _apply(entry, (input,), ())
-        except AttributeError:  # (costs nothing until raised)
-            _check_tensor_arg(name, "input", 1, input)
-            raise
+    def fn(input, *, out=None):  # (an argument of the wrong type: the binding's guard raises torch's error)
+        if out is not None:
+            return _write_out(name, fn(input), out, (input,))
+        if check is not None:
+            check(input)
+        if kind == "float":
+            input = _to_float(input)
+        elif kind == "round" and not _is_float(input._data):
+            return clone(input)
+        return _apply(entry, (input,), ())
 
     def fn_(self):
         if check is not None:
@@ -1114,8 +1111,15 @@ def _true_div_dtype(input, other):
     return dt if dt.kind in "fcV" else _dtype.get_default_dtype()._np
 
 
+def _check_rounding_mode(rounding_mode):
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+
+
 def _div_(self, other, *, rounding_mode=None):
     if rounding_mode is not None:
+        _check_rounding_mode(rounding_mode)
         return _binary_inplace(_div_mode, self, other, (rounding_mode,))
     return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
 
@@ -1133,9 +1137,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     if out is not None:
         return _write_out("div", div(input, other, rounding_mode=rounding_mode), out, (input, other))
     if rounding_mode is not None:
-        if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                             f"'{rounding_mode}'")
+        _check_rounding_mode(rounding_mode)
         return _binary(_div_mode, input, other, (rounding_mode,))
     return _apply(_div, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),))
 
@@ -1427,10 +1429,18 @@ def _scalar_value(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def _check_bound(v):
+    """A clamp bound is a tensor, a number or None (else the binding's guard raises torch's error)."""
+    if not isinstance(v, (Tensor, bool, int, float, complex, np.generic, type(None))):
+        raise TypeError(f"clamp bounds must be tensors or numbers, not {type(v).__name__}")
+
+
 def _clamp_args(input, min, max):  # noqa: A002
     """Which clamp entry, its inputs and statics (torch promotes the input with the bounds)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_bound(min)
+    _check_bound(max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         dt = _dtype._result_type(*(_number(v) for v in (input, min, max) if v is not None))._np
         lo = None if min is None else _wrap_scalar(min)
@@ -1466,6 +1476,7 @@ def clamp(input, min=None, max=None):  # noqa: A002
 
 
 def _clamp_one(scalar_entry, tensor_entry, input, bound):
+    _check_bound(bound)
     if isinstance(bound, Tensor):
         return tensor_entry, (input, bound), (_binary_dtype(input, bound),)
     bound = _scalar_value(bound)
@@ -1520,8 +1531,13 @@ def where(condition, input=None, other=None):
 def _nondiff(name, fn, dunders=()):
     """Declare a jitted op that never records history (logical ops, isnan, ...)."""
     jitted = jax.jit(fn)
+    integral = name.startswith("bitwise_")
 
     def call(*args):
+        if integral:
+            dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
+            if dt.kind not in "biu":
+                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dt)}\'')
         return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
     call.__name__ = name
     call.__doc__ = f"Elementwise {name} (no gradient)."

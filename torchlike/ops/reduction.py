@@ -40,6 +40,13 @@ def _dim_list(dim, ndim, fn):
     return dims
 
 
+def _keepdim(keepdim):
+    """``keepdim`` as torch's parser takes it: a bool (anything else fails, and the binding's guard says how)."""
+    if keepdim is True or keepdim is False:
+        return keepdim
+    raise TypeError(f"keepdim must be bool, not {type(keepdim).__name__}")
+
+
 def _one_dim(dim, ndim, fn):
     d = _index(dim, fn)
     _wrap_dim(d, ndim)
@@ -109,7 +116,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     if dim is None and not keepdim:
         return _apply(_sum_all, (input,), (dt,))
     dims = None if dim is None else _dim_list(dim, input.ndim, "sum")
-    return _apply(_sum_dim, (input,), (dims, bool(keepdim), dt))
+    return _apply(_sum_dim, (input,), (dims, _keepdim(keepdim), dt))
 
 
 # self_sym_numel: the input's element count, passed as a static because torch shows it (_saved_self_sym_numel)
@@ -146,7 +153,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None and not keepdim:
         return _apply(_mean_all, (input,), (dt, numel))
     dims = None if dim is None else _dim_list(dim, input.ndim, "mean")
-    return _apply(_mean_dim, (input,), (dims, bool(keepdim), dt, numel))
+    return _apply(_mean_dim, (input,), (dims, _keepdim(keepdim), dt, numel))
 
 
 # ----- prod --------------------------------------------------------------------------------------------------
@@ -208,7 +215,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         if keepdim:
             raise TypeError("prod() received an invalid combination of arguments - got (keepdim=bool)")
         return _apply(_prod_all, (input,), (dt,))
-    return _apply(_prod_dim, (input,), (_one_dim(dim, input.ndim, "prod"), bool(keepdim), dt))
+    return _apply(_prod_dim, (input,), (_one_dim(dim, input.ndim, "prod"), _keepdim(keepdim), dt))
 
 
 # ----- amax / amin, max / min ---------------------------------------------------------------------------------
@@ -238,9 +245,9 @@ def _extreme(name, jfn):
         return _restore(grad, axes, keepdim) * mask / jnp.sum(mask, axis=axes, keepdims=True)
 
     def fn(input, dim=(), keepdim=False):
-        dims = _dim_list(dim, input.ndim, name)
+        dims = _dim_list(() if dim is None else dim, input.ndim, name)
         _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims))
-        return _apply(entry, (input,), (dims, bool(keepdim)))
+        return _apply(entry, (input,), (dims, _keepdim(keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} over ``dim`` (all dims by default); ties share the gradient evenly ({entry.name})."
     return fn
@@ -306,7 +313,7 @@ def _max_min(name, jfn, argfn, rtype, binary):
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(dim).__name__})")
         d = _one_dim(dim, input.ndim, name)
         _check_nonempty(input, name, (_wrap_dim(d, input.ndim),))
-        return rtype(*_apply(entry_dim, (input,), (d, bool(keepdim))))
+        return rtype(*_apply(entry_dim, (input,), (d, _keepdim(keepdim))))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{name}(): all elements ({big}Backward1); {name}(dim, keepdim): (values, indices) "
                   f"({big}Backward0); {name}(other): elementwise {binary.__name__}.")
@@ -385,14 +392,14 @@ def _var_args(input, fn, dim, unbiased, correction):
 def var(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
     """Variance over ``dim`` with ``correction`` (or ``unbiased``) (VarBackward0)."""
     dims, corr = _var_args(input, "var", dim, unbiased, correction)
-    return _apply(_var, (input,), (dims, corr, bool(keepdim)))
+    return _apply(_var, (input,), (dims, corr, _keepdim(keepdim)))
 
 
 @public
 def std(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
     """Standard deviation over ``dim`` with ``correction`` (or ``unbiased``) (StdBackward0)."""
     dims, corr = _var_args(input, "std", dim, unbiased, correction)
-    return _apply(_std, (input,), (dims, corr, bool(keepdim)))
+    return _apply(_std, (input,), (dims, corr, _keepdim(keepdim)))
 
 
 # ----- logsumexp, softmax, log_softmax ----------------------------------------------------------------------
@@ -412,7 +419,7 @@ def _(grad, self, result, dim, keepdim):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably (LogsumexpBackward0); integers become float."""
     dims = _dim_list(dim, input.ndim, "logsumexp")
-    return _apply(_logsumexp, (_to_float(input),), (dims, bool(keepdim)))
+    return _apply(_logsumexp, (_to_float(input),), (dims, _keepdim(keepdim)))
 
 
 def _softmax_axis(x, dim):
@@ -554,7 +561,7 @@ def _linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     dt = _norm_dtype(input, dtype)
     dims = None if dim is None else _dim_list(dim, input.ndim, "linalg_vector_norm")
     ord = ord.item() if isinstance(ord, np.generic) else ord  # noqa: A001
-    return _apply(_vector_norm, (input,), (ord, dims, bool(keepdim), dt))
+    return _apply(_vector_norm, (input,), (ord, dims, _keepdim(keepdim), dt))
 
 
 @public(method=False)
@@ -594,7 +601,7 @@ def _arg(name, jfn):
         else:
             dim = _one_dim(dim, input.ndim, name)
             _check_nonempty(input, name, (_wrap_dim(dim, input.ndim),))
-        return _apply(entry, (input,), (dim, bool(keepdim)))
+        return _apply(entry, (input,), (dim, _keepdim(keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Indices (int64) of the {name[3:]}imum over ``dim`` (of the flattened input by default)."
     return fn
@@ -613,7 +620,7 @@ def _logical(name, jfn):
 
     def fn(input, dim=None, keepdim=False):
         dims = None if dim is None else _dim_list(dim, input.ndim, name)
-        return _apply(entry, (input,), (dims, bool(keepdim)))
+        return _apply(entry, (input,), (dims, _keepdim(keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Whether {name} elements are nonzero, over ``dim`` (all dims by default); bool result."
     return fn
