@@ -203,7 +203,7 @@ def mismatches(kind, name):
 
 
 # ----- deviations kept on purpose ---------------------------------------------------------------------------
-# torch's Python functions (torch.norm, torch.split, Tensor.unflatten, torch.einsum) run Python code before their C
+# torch's Python functions (torch.norm, torch.split, Tensor.unflatten) run Python code before their C
 # function parses anything, and fail there on some wrong types with errors no torchlike function may raise
 # (AttributeError, NumPy's ValueError, "object of type 'float' has no len()"): torchlike names the argument instead,
 # with the C function's parser error. torch binds a Python number given as ``out=`` of add/sub/mul/div (a wrapped
@@ -218,7 +218,6 @@ KNOWN = {
     ("function", "split"): {"arg0='a'", "arg0=ndarray", "arg0=foreign tensor", "arg0=[1.0]", "arg0=None",
                             "arg0=1.5"},
     ("method", "unflatten"): {"arg2=ndarray", "arg2=foreign tensor"},
-    ("function", "einsum"): {"extra positional"},
     **{("function", n): {"out=1.5"} for n in ("add", "sub", "subtract", "mul", "multiply", "div", "divide",
                                               "true_divide")},
     ("function", "tensor"): {"arg0=foreign tensor"}, ("function", "as_tensor"): {"arg0=foreign tensor"},

@@ -354,6 +354,9 @@ def _einsum(*args):
     operands = args[1:]
     if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
         operands = operands[0]
+    if len(operands) >= 3:  # torch asks opt_einsum for the contraction path first: its errors come first
+        import opt_einsum
+        opt_einsum.contract_path(args[0], *operands)
     return "einsum", (args[0], operands), {}, None
 
 
