@@ -20,6 +20,7 @@ from . import graph
 from . import forward_ad
 from .function import Function, once_differentiable
 from . import functional
+from . import profiler
 from .variable import Variable
 from .gradcheck import gradcheck, gradgradcheck  # shadows the submodule, as torch
 from .._anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
