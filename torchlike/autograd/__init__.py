@@ -20,6 +20,8 @@ from . import graph
 from . import forward_ad
 from .function import Function, once_differentiable
 from . import functional
+from . import profiler
+from .variable import Variable
 from .gradcheck import gradcheck, gradgradcheck  # shadows the submodule, as torch
 from .._anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import _run_backward
@@ -28,7 +30,8 @@ from .._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_infer
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled",
-           "is_multithreading_enabled", "detect_anomaly", "set_detect_anomaly", "graph", "Function", "once_differentiable"]
+           "is_multithreading_enabled", "detect_anomaly", "set_detect_anomaly", "graph", "Function", "once_differentiable",
+           "Variable"]
 
 _CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter and its "

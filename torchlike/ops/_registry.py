@@ -456,8 +456,19 @@ def _reduce_to(g, shape, dt):
     return g
 
 
-def _apply(op, args, statics):
+_hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace) (torchlike/amp/_hook.py)
+
+
+def set_dispatch_hook(fn):
+    """Install (or, with None, remove) the function every table op dispatches through (autocast, profiler)."""
+    global _hook
+    _hook = fn
+
+
+def _apply(op, args, statics, _hooked=False):
     """Run one op: jitted forward; if grad mode is on and an input requires grad, record a node."""
+    if _hook is not None and not _hooked:
+        return _hook(op, args, lambda a: _apply(op, a, statics, True), False)
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:
@@ -535,10 +546,12 @@ def _check_inplace(target, overlap=None):
         _views._check_overlap(target, overlap)
 
 
-def _apply_inplace(op, target, args, statics, overlap=None):
+def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     """Run op on args (target among them) and write the result into target: rebind, bump version, rebase.
     ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
+    if _hook is not None and not _hooked:
+        return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
     _check_inplace(target, overlap)
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
