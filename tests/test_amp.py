@@ -6,11 +6,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from torchlike.ops import _registry
 
-# autocast casts where table ops dispatch: the op table's hook (see torchlike/amp/_hook.py)
-needs_hook = pytest.mark.skipif(not hasattr(_registry, "set_dispatch_hook"),
-                                reason="the op table has no dispatch hook yet (torchlike/amp/_hook.py)")
 
 X = (np.arange(12.0).reshape(3, 4) / 7).astype(np.float32)
 W = (np.arange(20.0).reshape(5, 4) / 9 - 1).astype(np.float32)
@@ -58,7 +54,6 @@ _MIXED = pytest.mark.xfail(strict=True, reason="mm/matmul check equal dtypes bef
 _MARKS = {"linear_bias": _LINEAR_FUSED, "half_input": _MIXED}
 
 
-@needs_hook
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("case", [pytest.param(c, marks=_MARKS[c]) if c in _MARKS else c for c in CASES])
 def test_autocast_casts_as_torch(case, dtype):
@@ -76,7 +71,6 @@ def test_autocast_casts_as_torch(case, dtype):
             np.testing.assert_allclose(lg.numpy(), tg.numpy(), rtol=5e-2, atol=5e-2)
 
 
-@needs_hook
 def test_weight_casts_are_cached_inside_a_region():
     for m in (torch, tl):
         a = m.ones(2, 2, requires_grad=True)
@@ -87,7 +81,6 @@ def test_weight_casts_are_cached_inside_a_region():
             assert (a @ a).grad_fn.next_functions[0][0] is not y.grad_fn.next_functions[0][0]
 
 
-@needs_hook
 def test_nested_disable_and_decorator():
     for m in (torch, tl):
         x = m.ones(2, 2)

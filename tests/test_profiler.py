@@ -11,8 +11,6 @@ import torchlike as tl
 import torchlike.utils.benchmark
 from torchlike.ops import _registry
 
-needs_hook = pytest.mark.skipif(not hasattr(_registry, "set_dispatch_hook"),
-                                reason="the op table has no dispatch hook yet (torchlike/amp/_hook.py)")
 
 
 def _profile(m, prof_cls):
@@ -28,7 +26,6 @@ def _layout(table):
     return [re.sub(r"\d+\.\d+(%|us|ms|s)", "#", line) for line in table.splitlines()]
 
 
-@needs_hook
 def test_key_averages_table_as_torch():
     tp, _ = _profile(torch, torch.autograd.profiler.profile)
     lp, _ = _profile(tl, tl.autograd.profiler.profile)
@@ -50,7 +47,6 @@ def test_key_averages_table_as_torch():
     assert _layout(l_table)[:3] == _layout(t_table)[:3]
 
 
-@needs_hook
 def test_self_and_total_times_nest():
     lp, _ = _profile(tl, tl.autograd.profiler.profile)
     evts = {e.name: e for e in lp.function_events}
@@ -61,7 +57,6 @@ def test_self_and_total_times_nest():
     assert lp.key_averages().self_cpu_time_total == pytest.approx(block.cpu_time_total)
 
 
-@needs_hook
 def test_torch_profiler_api_and_chrome_trace(tmp_path):
     ready = []
     with tl.profiler.profile(activities=[tl.profiler.ProfilerActivity.CPU], on_trace_ready=ready.append) as prof:
@@ -93,7 +88,7 @@ def test_profile_of_nothing_has_an_empty_table():
 def test_ops_run_unhooked_after_profiling():
     with tl.autograd.profiler.profile():
         pass
-    assert getattr(_registry, "_hook", None) is None
+    assert _registry._hook is None
 
 
 # ----- utils.benchmark ---------------------------------------------------------------------------------------

@@ -1,23 +1,7 @@
 """The one function the op table calls for every op while autocast or a profiler is on.
 
-``torchlike/ops/_registry.py`` needs the hook slot and its setter:
-
-    _hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace) (torchlike/amp/_hook.py)
-
-    def set_dispatch_hook(fn):
-        global _hook
-        _hook = fn
-
-and a ``_hooked=False`` last parameter on ``_apply`` / ``_apply_inplace``, with first in their bodies:
-
-    if _hook is not None and not _hooked:
-        return _hook(op, args, lambda a: _apply(op, a, statics, True), False)
-
-    if _hook is not None and not _hooked:
-        return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
-
-With the hook off that is one global load and compare per op. Until the registry has ``set_dispatch_hook``,
-ops run straight through (autocast casts nothing, the profiler records only ``record_function`` ranges).
+``ops._registry._apply`` / ``_apply_inplace`` call the hook installed with ``set_dispatch_hook`` (with it off
+that is one global load and compare per op); ``run`` then runs the op itself, unhooked.
 """
 import re
 
@@ -56,6 +40,4 @@ def _dispatch(op, args, run, inplace):
 
 def _update():
     """Install the hook in the op table while autocast or a profiler is on; remove it when both are off."""
-    install = getattr(_registry, "set_dispatch_hook", None)
-    if install is not None:
-        install(_dispatch if _cast[0] is not None or _record[0] is not None else None)
+    _registry.set_dispatch_hook(_dispatch if _cast[0] is not None or _record[0] is not None else None)
