@@ -21,6 +21,8 @@ CASES = {
     "mm": lambda m, x, w, b: m.mm(x, w.t()),
     "matmul": lambda m, x, w, b: x @ w.t(),
     "matvec": lambda m, x, w, b: x @ w[0],
+    "mv_stays_on_cpu": lambda m, x, w, b: m.mv(x, w[0]),
+    "dot_stays_on_cpu": lambda m, x, w, b: m.dot(x[0], w[0]),
     "addmm": lambda m, x, w, b: m.addmm(b, x, w.t()),
     "bmm": lambda m, x, w, b: m.bmm(x[None], w.t()[None]),
     "linear_bias": lambda m, x, w, b: m.nn.functional.linear(x, w, b),
@@ -45,17 +47,8 @@ def _run(m, case, dtype):
     return y, x, w
 
 
-# nn.functional.linear's fused path puts its TBackward0 on the original weight, past autocast's cast
-_LINEAR_FUSED = pytest.mark.xfail(strict=True, reason="nn.functional.linear's fused addmm interposes TBackward0 on "
-                                  "the uncast weight: its gradient comes back in the autocast dtype")
-
-# the public functions check their operands' dtypes before the op dispatches (torch's autocast casts first)
-_MIXED = pytest.mark.xfail(strict=True, reason="mm/matmul check equal dtypes before autocast's cast at dispatch")
-_MARKS = {"linear_bias": _LINEAR_FUSED, "half_input": _MIXED}
-
-
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("case", [pytest.param(c, marks=_MARKS[c]) if c in _MARKS else c for c in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_autocast_casts_as_torch(case, dtype):
     ty, tx, tw = _run(torch, case, dtype)
     ly, lx, lw = _run(tl, case, dtype)

@@ -41,3 +41,4 @@ def _dispatch(op, args, run, inplace):
 def _update():
     """Install the hook in the op table while autocast or a profiler is on; remove it when both are off."""
     _registry.set_dispatch_hook(_dispatch if _cast[0] is not None or _record[0] is not None else None)
+    _registry._composite_cast = _cast[0]

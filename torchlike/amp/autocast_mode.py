@@ -20,9 +20,9 @@ from . import _hook
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
 
 _LOWER = {
-    "cpu": {"mm", "bmm", "addmm", "baddbmm", "mv", "dot", "convolution",
+    "cpu": {"mm", "bmm", "addmm", "baddbmm", "convolution", "linear", "matmul",
             "_scaled_dot_product_flash_attention_for_cpu"},
-    "cuda": {"mm", "bmm", "addmm", "baddbmm", "mv", "dot", "convolution",
+    "cuda": {"mm", "bmm", "addmm", "baddbmm", "mv", "dot", "convolution", "linear", "matmul",
              "_scaled_dot_product_flash_attention_for_cpu"},
 }
 _FP32 = {

@@ -459,6 +459,9 @@ def _reduce_to(g, shape, dt):
 _hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace) (torchlike/amp/_hook.py)
 
 
+_composite_cast = None  # while autocast is on: fn(name, args) -> args, for composites torch's autocast lists
+
+
 def set_dispatch_hook(fn):
     """Install (or, with None, remove) the function every table op dispatches through (autocast, profiler)."""
     global _hook
