@@ -11,10 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import opt_einsum as _opt_einsum  # torch's contraction path for einsum of 3+ operands
 
-from .. import _dtype
 from .._tensor import Tensor, _type_string
 from . import _registry
-from ._registry import OpDef, op, _apply
+from ._registry import op, _apply
 from ._bind import public
 from .shape import _unsafe_view, _squeeze_dim_
 
