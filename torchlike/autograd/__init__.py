@@ -84,12 +84,15 @@ def _ones(data):
     """A ones array like ``data`` (the implicit gradient of a scalar output), cached: arrays are immutable."""
     if isinstance(data, _Tracer):
         return jnp.ones(data.shape, data.dtype)
-    key = (data.aval, data.sharding)
+    key = (data.aval, data.sharding, data.committed)
     a = _ones_cache.get(key)
     if a is None:
         if len(_ones_cache) > 256:
             _ones_cache.clear()
-        a = _ones_cache[key] = jax.device_put(jnp.ones(data.shape, data.dtype), data.sharding)
+        # committed only where data is: a committed seed commits the gradients, and a jitted program called with
+        # committed and then uncommitted arrays compiles twice (the optimizer's step after its first)
+        a = jax.device_put(jnp.ones(data.shape, data.dtype), data.sharding if data.committed else None)
+        _ones_cache[key] = a
     return a
 
 

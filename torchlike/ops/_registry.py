@@ -319,14 +319,14 @@ def _jit(fn, name):
 
 def _host_cut(array, axis, size):
     """The first ``size`` entries of ``array`` along ``axis``, cut on the host (no program per size)."""
-    return jnp.asarray(np.asarray(array)[(slice(None),) * axis + (slice(0, size),)])
+    return jax.device_put(np.asarray(array)[(slice(None),) * axis + (slice(0, size),)])
 
 
 def _host_pad(array, axis, size):
     """``array`` padded with zeros to ``size`` along ``axis``, on the host."""
     widths = [(0, 0)] * array.ndim
     widths[axis] = (0, size - array.shape[axis])
-    return jnp.asarray(np.pad(np.asarray(array), widths))
+    return jax.device_put(np.pad(np.asarray(array), widths))
 
 
 def _bucket(n):

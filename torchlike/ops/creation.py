@@ -41,17 +41,37 @@ def _type_name(obj):
 
 
 # ----- placement and leaf creation ---------------------------------------------------------------------
+_HOST_FILL = 1 << 16  # elements: smaller filled tensors are made by NumPy (no XLA program per shape)
+
+
+def _filled(shape, value, np_dtype):
+    """A ``shape`` array of ``value``: a NumPy array when small (``_put`` moves it without compiling)."""
+    if math.prod(shape) <= _HOST_FILL:
+        return np.full(shape, value, np_dtype)
+    return jnp.full(shape, value, np_dtype)
+
+
 def _put(array, device):
-    """``array`` on ``device`` (None: where JAX put it). Raises torch's error for an absent CUDA."""
-    if device is None:
+    """``array`` (JAX or NumPy) on ``device`` (None: where JAX puts it). NumPy arrays move with device_put, which
+    builds no XLA program (``jnp.asarray`` compiles one per shape). An array for JAX's default device stays
+    uncommitted, as JAX's own results are: a program called with committed and then with uncommitted arrays
+    compiles twice. Raises torch's error for an absent CUDA."""
+    jdev = None if device is None else _as_device(device)._jax_device()
+    if isinstance(array, np.ndarray):
+        return jax.device_put(array, None if jdev is None or jdev == _default_jax_device() else jdev)
+    if jdev is None:
         return array
-    jdev = _as_device(device)._jax_device()
     try:
         if array.devices() == {jdev}:
             return array
     except Exception:  # a tracer: leave placement to JAX
         return array
     return jax.device_put(array, jdev)
+
+
+def _default_jax_device():
+    d = jax.config.jax_default_device
+    return jax.devices(d)[0] if isinstance(d, str) else d or jax.devices()[0]
 
 
 def _check_requires_grad(np_dtype, requires_grad):
@@ -306,7 +326,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     """A new leaf tensor holding a copy of ``data`` (dtype inferred as torch does)."""
     arr = _from_data(data, _dtype.to_dtype(dtype))
     _check_requires_grad(arr.dtype, requires_grad)
-    return _finish(jnp.asarray(arr), device, requires_grad)
+    return _finish(arr, device, requires_grad)
 
 
 @public(method=False)
@@ -314,7 +334,7 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor: a Tensor is returned as is, or converted (differentiably) with ``to``."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return _finish(jnp.asarray(_from_data(data, _dtype.to_dtype(dtype))), device, False)
+    return _finish(_from_data(data, _dtype.to_dtype(dtype)), device, False)
 
 
 @public(method=False)
@@ -323,7 +343,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _np_to_dtype(ndarray.dtype)
-    return _wrap(jnp.asarray(ndarray))
+    return _wrap(jax.device_put(ndarray))
 
 
 # ----- filled tensors --------------------------------------------------------------------------------------
@@ -340,9 +360,9 @@ def _factory(name, fill):
     return make
 
 
-zeros = public(_factory("zeros", jnp.zeros), method=False)
-ones = public(_factory("ones", jnp.ones), method=False)
-empty = public(_factory("empty", jnp.zeros), method=False)
+zeros = public(_factory("zeros", lambda shape, dt: _filled(shape, 0, dt)), method=False)
+ones = public(_factory("ones", lambda shape, dt: _filled(shape, 1, dt)), method=False)
+empty = public(_factory("empty", lambda shape, dt: _filled(shape, 0, dt)), method=False)
 zeros.__doc__ = "Tensor of zeros: ``zeros(*size, dtype=None, device=None, requires_grad=False)``."
 ones.__doc__ = "Tensor of ones: ``ones(*size, dtype=None, device=None, requires_grad=False)``."
 empty.__doc__ = "Tensor of the given size (filled with zeros: JAX has no uninitialised memory)."
@@ -363,7 +383,7 @@ def _full(shape, value, dtype, device, requires_grad, out=None):
     d = dtype if dtype is not None else _infer_dtype(value)
     value = _scalar_for(value, d, _C_SCALAR[d.name])
     _check_requires_grad(d._np, requires_grad)
-    return _finish(jnp.full(shape, value, d._np), device, requires_grad, out)
+    return _finish(_filled(shape, value, d._np), device, requires_grad, out)
 
 
 @public(method=False)
@@ -485,7 +505,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
             values = _kernel_fill(n, d.itemsize, lambda i: fma(st, i, a0).astype(t), vector)
         else:  # integer dtypes accumulate in int64
             values = (int(a0) + int(st) * np.arange(n, dtype=np.int64)).astype(d._np)
-    return _finish(jnp.asarray(values), device, requires_grad, out)
+    return _finish(values, device, requires_grad, out)
 
 
 def _linspace_values(a0, a1, steps, d):
@@ -541,7 +561,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         values = np.full(1, a0, d._np)
     else:
         values = _linspace_values(a0, a1, steps, d)
-    return _finish(jnp.asarray(values), device, requires_grad, out)
+    return _finish(values, device, requires_grad, out)
 
 
 @public(method=False)
