@@ -1,6 +1,7 @@
-"""First-call latency, side by side with torch: import-to-first-step of the demo's model, and the first and
-second epoch of examples/cnn_digits.py (a small CNN on scikit-learn's digits with DataLoader), each measured in
-a fresh process.
+"""First-call latency, side by side with torch, each measured in a fresh process: import-to-first-step of the
+demo's model; PyTorch's two-layer-net tutorial (tensors and hand-written gradients, ``grad_h[h < 0] = 0``), the
+whole script; and the first and second epoch of examples/cnn_digits.py (a small CNN on scikit-learn's digits
+with DataLoader).
 
     python benchmarks/bench_startup.py [--rounds 3] [--threads N]
     python benchmarks/bench_startup.py --xla-study    # the CNN's epochs under several XLA compile options
@@ -33,6 +34,34 @@ loss = nn.functional.cross_entropy(model(x), y)
 loss.backward()
 optimizer.step()
 loss.item()
+print(time.perf_counter() - t0)
+"""
+
+TWO_LAYER_NET = """
+import time
+t0 = time.perf_counter()
+import {lib} as torch
+dtype = torch.float
+N, D_in, H, D_out = 64, 1000, 100, 10
+torch.manual_seed(0)
+x = torch.randn(N, D_in, dtype=dtype)
+y = torch.randn(N, D_out, dtype=dtype)
+w1 = torch.randn(D_in, H, dtype=dtype)
+w2 = torch.randn(H, D_out, dtype=dtype)
+learning_rate = 1e-6
+for t in range(500):
+    h = x.mm(w1)
+    h_relu = h.clamp(min=0)
+    y_pred = h_relu.mm(w2)
+    loss = (y_pred - y).pow(2).sum().item()
+    grad_y_pred = 2.0 * (y_pred - y)
+    grad_w2 = h_relu.t().mm(grad_y_pred)
+    grad_h_relu = grad_y_pred.mm(w2.t())
+    grad_h = grad_h_relu.clone()
+    grad_h[h < 0] = 0
+    grad_w1 = x.t().mm(grad_h)
+    w1 -= learning_rate * grad_w1
+    w2 -= learning_rate * grad_w2
 print(time.perf_counter() - t0)
 """
 
@@ -69,27 +98,31 @@ def _median(runs):
 def measure(rounds, threads, xla_flags=""):
     """{row: {column: seconds}} for the startup table."""
     examples = os.path.join(HERE, "..", "examples")
-    rows = {"import to first step (demo's MLP)": {}, "CNN first epoch": {}, "CNN second epoch": {}}
+    rows = {"import to first step (demo's MLP)": {}, "two-layer-net tutorial, 500 steps, whole script": {},
+            "CNN first epoch": {}, "CNN second epoch": {}}
     with tempfile.TemporaryDirectory() as warm:
         for column, lib, cache in (("torch", "torch", "0"), ("torchlike, empty cache", "torchlike", None),
                                    ("torchlike, warm cache", "torchlike", warm)):
-            steps, epochs1, epochs2 = [], [], []
+            steps, nets, epochs1, epochs2 = [], [], [], []
             for _ in range(rounds):
                 with tempfile.TemporaryDirectory() as empty:
                     env = _env(cache or empty, threads, xla_flags)
                     steps.append(_run(FIRST_STEP.format(lib=lib), env))
+                    nets.append(_run(TWO_LAYER_NET.format(lib=lib), env))
                     e1, e2 = _run(CNN.format(lib=lib, examples=examples), env)
                     epochs1.append(e1)
                     epochs2.append(e2)
             if cache == warm and not os.listdir(warm):
                 raise RuntimeError("the warm cache stayed empty")
             rows["import to first step (demo's MLP)"][column] = _median(steps)
+            rows["two-layer-net tutorial, 500 steps, whole script"][column] = _median(nets)
             rows["CNN first epoch"][column] = _median(epochs1)
             rows["CNN second epoch"][column] = _median(epochs2)
             if column == "torch":  # fill the warm cache once before its rounds
                 with tempfile.TemporaryDirectory():
                     env = _env(warm, threads, xla_flags)
                     _run(FIRST_STEP.format(lib="torchlike"), env)
+                    _run(TWO_LAYER_NET.format(lib="torchlike"), env)
                     _run(CNN.format(lib="torchlike", examples=examples), env)
     return rows
 

@@ -166,3 +166,15 @@ def test_tensors_from_host_data_build_no_program():
         assert _traced_programs(lambda: (tl.tensor(data), tl.from_numpy(data), tl.as_tensor(data), tl.zeros(shape),
                                          tl.ones(shape, dtype=tl.int64), tl.full(shape, 2.5), tl.empty(shape),
                                          tl.arange(shape[0]), tl.linspace(0, 1, shape[0]))) == 0
+
+
+def test_random_draws_of_new_shapes_reuse_the_sampler():
+    # jax.random's samplers take up to seconds to compile: they run at a power-of-two size, cut to shape
+    tl.randn(17, 3), tl.rand(50), tl.randint(0, 5, (33,)), tl.nn.init.uniform_(tl.empty(40), -1.0, 2.0)
+    for make in (lambda: tl.randn(5, 9), lambda: tl.rand(7, 7), lambda: tl.randint(2, 9, (6, 6)),
+                 lambda: tl.nn.init.uniform_(tl.empty(3, 13), 0.5, 0.75)):
+        assert _traced_programs(make) <= 1  # only the cut to the new shape
+    x = tl.nn.init.uniform_(tl.empty(3, 13), 0.5, 0.75)
+    assert x.shape == (3, 13) and 0.5 <= x.min().item() and x.max().item() < 0.75
+    r = tl.randint(2, 9, (6, 6))
+    assert r.dtype == tl.int64 and 2 <= r.min().item() and r.max().item() < 9

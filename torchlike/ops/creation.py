@@ -8,6 +8,7 @@ Random functions draw from a ``Generator`` holding a JAX PRNG key (the global on
 ``empty`` gives zeros (JAX has no uninitialised memory). Values of ``arange``/``linspace`` are computed
 with torch's formulas in torch's accumulation types.
 """
+import functools
 import itertools
 import math
 import threading
@@ -676,16 +677,57 @@ def _random_float(name, kernel, sample):
     return make
 
 
-def _uniform(key, shape, np_dtype):
-    if np.dtype(np_dtype).kind == "c":
-        real = np.finfo(np_dtype).dtype
+# ----- random draws: a sampler compiles once per size bucket, not once per shape ---------------------------------
+def _work_dtype(dtype):
+    return jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype
+
+
+def _draw_uniform(key, shape, dtype, low, high):
+    if np.dtype(dtype).kind == "c":  # real and imaginary parts each uniform
+        real = np.finfo(dtype).dtype
         kr, ki = jax.random.split(key)
-        return jax.lax.complex(jax.random.uniform(kr, shape, real), jax.random.uniform(ki, shape, real))
-    return jax.random.uniform(key, shape, np_dtype)
+        return jax.lax.complex(jax.random.uniform(kr, shape, real, low, high),
+                               jax.random.uniform(ki, shape, real, low, high))
+    return jax.random.uniform(key, shape, _work_dtype(dtype), low, high).astype(dtype)
 
 
-rand = public(_random_float("rand", "check_uniform_bounds", _uniform), method=False)
-randn = public(_random_float("randn", "normal_kernel_cpu", lambda k, s, d: jax.random.normal(k, s, d)),
+def _draw_normal(key, shape, dtype, mean, std):
+    return (mean + std * jax.random.normal(key, shape, _work_dtype(dtype))).astype(dtype)
+
+
+def _draw_trunc_normal(key, shape, dtype, mean, std, a, b):
+    work = jnp.float64 if dtype == jnp.float64 else jnp.float32
+    z = jax.random.truncated_normal(key, (a - mean) / std, (b - mean) / std, shape, work)
+    return jnp.clip(mean + std * z, a, b).astype(dtype)
+
+
+def _draw_randint(key, shape, dtype, low, high):
+    return jax.random.randint(key, shape, low, high, jnp.int64).astype(dtype)
+
+
+@functools.partial(jax.jit, static_argnames=("draw", "size", "dtype"))
+def _draw_flat(key, params, *, draw, size, dtype):
+    return draw(key, (size,), dtype, *params)
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def _cut(flat, *, shape):
+    return flat[:math.prod(shape)].reshape(shape)
+
+
+def _sample(draw, key, shape, dtype, *params):
+    """``draw(key, shape, dtype, *params)`` (params traced). The draw runs at the next power of two of the size
+    and is cut to shape: jax.random's programs take up to seconds each to compile on a CPU, so a program per
+    bucket, not per shape (the cut's program compiles in milliseconds)."""
+    size = max(64, 1 << (math.prod(shape) - 1).bit_length())
+    return _cut(_draw_flat(key, params, draw=draw, size=size, dtype=np.dtype(dtype)), shape=tuple(shape))
+
+
+rand = public(_random_float("rand", "check_uniform_bounds",
+                            lambda key, shape, dtype: _sample(_draw_uniform, key, shape, dtype, 0.0, 1.0)),
+              method=False)
+randn = public(_random_float("randn", "normal_kernel_cpu",
+                             lambda key, shape, dtype: _sample(_draw_normal, key, shape, dtype, 0.0, 1.0)),
                method=False)
 rand.__doc__ = "Uniform samples in [0, 1) (complex: real and imaginary parts each)."
 randn.__doc__ = "Standard normal samples (complex: variance 1 split between real and imaginary parts)."
@@ -728,7 +770,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     d = _get_dtype(dtype, _dtype.int64)
     _randint_bounds(int(low), int(high), d)
     _check_requires_grad(d._np, requires_grad)
-    arr = jax.random.randint(_key(generator), shape, int(low), int(high), jnp.int64).astype(d._np)
+    arr = _sample(_draw_randint, _key(generator), shape, d._np, int(low), int(high))
     return _finish(arr, device, requires_grad, out)
 
 
