@@ -284,6 +284,32 @@ _FUNCTIONS = {
         "Tensor condition | Tensor condition, Tensor input, Tensor other, *, Tensor out=None |"
         " Tensor condition, Scalar self, Tensor other | Tensor condition, Tensor input, Scalar other |"
         " Tensor condition, Scalar self, Scalar other",
+    "sort":
+        "Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None |"
+        " Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None",
+    "argsort":
+        "Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, Tensor out=None |"
+        " Tensor input, int64_t dim=-1, bool descending=False",
+    "msort":
+        "Tensor input, *, Tensor out=None",
+    "topk":
+        "Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, TensorList[2] out=None",
+    "kthvalue":
+        "Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None",
+    "median nanmedian":
+        "Tensor input | Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None",
+    "mode":
+        "Tensor input, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None",
+    "cummax cummin":
+        "Tensor input, int64_t dim, *, TensorList[2] out=None",
+    "searchsorted":
+        "Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None,"
+        " Tensor? sorter=None, Tensor out=None |"
+        " Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None,"
+        " Tensor? sorter=None, Tensor out=None",
+    "bucketize":
+        "Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor out=None |"
+        " Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False",
 }
 _METHODS = {
     "addmm":
