@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Size, Tensor, _wrap_dim
 from ._registry import op, _apply, _apply_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
@@ -214,7 +214,6 @@ def tile(input, dims):
 @public(method=False)
 def broadcast_shapes(*shapes):
     """The shape tensors of ``shapes`` (ints or sequences of ints; None skipped) broadcast to."""
-    from .._tensor import Size
     shapes = tuple((x,) if isinstance(x, (int, np.integer)) else x for x in shapes if x is not None)
     for shape in shapes:
         if not isinstance(shape, collections.abc.Sequence):

@@ -8,6 +8,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ._registry import op, _apply
 from ._bind import public
+from .creation import tensor
 from .reduction import _return_type, _keepdim, _one_dim, _check_nonempty
 
 
@@ -307,7 +308,6 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "while right was True")
         right = side == "right"
     if not isinstance(input, Tensor):
-        from .creation import tensor
         input = tensor(input, dtype=sorted_sequence.dtype)
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
