@@ -357,8 +357,34 @@ _FUNCTIONS = {
         " Tensor input, IntArrayRef dim",
     "dist":
         "Tensor input, Tensor other, Scalar p=2",
+    "bernoulli":
+        "Tensor input, *, Generator? generator=None, Tensor out=None |"
+        " Tensor input, double p, *, Generator? generator=None",
+    "poisson":
+        "Tensor input, Generator? generator=None",
+    "multinomial":
+        "Tensor input, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor out=None",
 }
 _METHODS = {
+    "uniform_":
+        "double from=0, double to=1, *, Generator? generator=None",
+    "normal_":
+        "double mean=0, double std=1, *, Generator? generator=None",
+    "random_":
+        "*, Generator? generator=None |"
+        " int64_t from, int64_t? to, *, Generator? generator=None |"
+        " int64_t to, *, Generator? generator=None",
+    "exponential_":
+        "double lambd=1, *, Generator? generator=None",
+    "bernoulli_":
+        "Tensor p, *, Generator? generator=None |"
+        " double p=0.5, *, Generator? generator=None",
+    "geometric_":
+        "double p, *, Generator? generator=None",
+    "log_normal_":
+        "double mean=1, double std=2, *, Generator? generator=None",
+    "cauchy_":
+        "double median=0, double sigma=1, *, Generator? generator=None",
     "addmm":
         "hidden Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2 |"
         " hidden Scalar beta, Tensor mat1, Tensor mat2 |"
