@@ -1,0 +1,175 @@
+"""torchlike.optim's other optimizers, schedulers and swa_utils against torch's: the same parameters and gradients
+give the same parameters, state, state_dict and version counters after every step, over two parameter groups.
+
+Misuse covered (torch's exception type and message): every constructor's range checks (lr, eps, betas, rho,
+alpha, momentum, weight_decay, lr_decay, initial_accumulator_value, momentum_decay)."""
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from test_optim import _assert_runs_same, _error, _np, _params, _run, _train, assert_state_dict_same
+
+
+def _two_groups(name, kw, second):
+    """``name`` over two groups: W1 and B1 with ``kw``, W2 with ``kw`` updated by ``second``."""
+    return lambda lib, ps: getattr(lib.optim, name)([{"params": ps[:2]}, {"params": ps[2:], **second}], **kw)
+
+
+CONFIGS = [
+    ("RMSprop", dict(lr=0.01), dict(lr=0.02)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True), dict(alpha=0.9, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, weight_decay=0.1, maximize=True, eps=1e-3), dict(momentum=0.5)),
+    ("Adagrad", dict(lr=0.1), dict(lr=0.05)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.5, eps=1e-6),
+     dict(maximize=True)),
+    ("Adadelta", dict(), dict(lr=0.5)),
+    ("Adadelta", dict(lr=0.9, rho=0.8, eps=1e-4, weight_decay=0.1), dict(maximize=True)),
+    ("Adamax", dict(lr=0.05), dict(betas=(0.8, 0.99))),
+    ("Adamax", dict(lr=0.05, weight_decay=0.1, eps=1e-3), dict(maximize=True)),
+    ("NAdam", dict(lr=0.05), dict(momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1), dict(decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.05, betas=(0.9, 0.9)), dict(lr=0.02)),
+    ("RAdam", dict(lr=0.05, betas=(0.9, 0.9), weight_decay=0.1), dict(decoupled_weight_decay=True, maximize=True)),
+]
+
+
+def _cid(v):
+    return v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()) or "-"
+
+
+@pytest.mark.parametrize("name,kw,second", CONFIGS, ids=_cid)
+def test_optimizer_matches_torch_step_for_step(name, kw, second):
+    _assert_runs_same(_run(_two_groups(name, kw, second), steps=7))
+
+
+NAMES = ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+FULL = {"RMSprop": dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1),
+        "Adagrad": dict(lr=0.1, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.1),
+        "Adadelta": dict(lr=0.9, weight_decay=0.1),
+        "Adamax": dict(lr=0.05, weight_decay=0.1),
+        "NAdam": dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True),
+        "RAdam": dict(lr=0.05, betas=(0.9, 0.9), weight_decay=0.1)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_and_a_parameter_without_grad(name):
+    runs = _run(lambda lib, ps: getattr(lib.optim, name)(ps, **FULL[name]), steps=7, dtype=np.float32, extra=True)
+    _assert_runs_same(runs, rtol=1e-5, atol=1e-6)
+    (tps, topt, _), (ops, oopt, _) = runs
+    assert sorted(topt.state_dict()["state"]) == sorted(oopt.state_dict()["state"])  # Adagrad: all four
+    assert np.array_equal(_np(tps[3]), np.ones(2)) and tps[3]._version == ops[3]._version == 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_complex_parameters_match_torch(name):
+    rng = np.random.default_rng(1)
+    init = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    grads = [rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)) for _ in range(7)]
+    results = []
+    for lib in (tl, torch):
+        p = lib.tensor(init, requires_grad=True)
+        opt = getattr(lib.optim, name)([p], **FULL[name])
+        for g in grads:
+            p.grad = lib.tensor(g)
+            opt.step()
+        results.append((_np(p), opt.state_dict(), p._version))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-14)
+    assert_state_dict_same(results[0][1], results[1][1])
+    assert results[0][2] == results[1][2]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_round_trip_and_loading_into_a_fresh_optimizer(name):
+    results = []
+    for lib in (tl, torch):
+        cls = getattr(lib.optim, name)
+        ps = _params(lib)
+        opt = cls([{"params": ps[:2]}, {"params": ps[2:], "lr": 0.01}], **FULL[name])
+        _train(lib, opt, ps, 3)
+        sd = opt.state_dict()
+        fresh = cls([{"params": ps[:2]}, {"params": ps[2:]}], lr=0.5)
+        fresh.load_state_dict(sd)
+        opt.load_state_dict(opt.state_dict())
+        hist = _train(lib, fresh, ps, 3)
+        results.append((sd, fresh.state_dict(), opt.state_dict(), hist))
+    for a, b in zip(results[0][:3], results[1][:3]):
+        assert_state_dict_same(a, b)
+    _assert_histories_close(results[0][3], results[1][3])
+
+
+def _assert_histories_close(a, b):
+    for x, y in zip(a, b):
+        for u, v in zip(x, y):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-14)
+
+
+def test_torch_state_dict_loads_into_torchlike():
+    """A torch NAdam's state_dict, converted through NumPy, continues identically (torch casts ``mu_product``
+    to the parameters' dtype on loading, so both optimizers load it)."""
+    tps, ops = _params(tl), _params(torch)
+    topt, oopt = tl.optim.NAdam(tps, lr=0.05), torch.optim.NAdam(ops, lr=0.05)
+    _train(torch, oopt, ops, 3)
+    sd = oopt.state_dict()
+    converted = {k: {n: tl.tensor(v.numpy()) for n, v in s.items()} for k, s in sd["state"].items()}
+    topt.load_state_dict({"state": converted, "param_groups": sd["param_groups"]})
+    oopt.load_state_dict(sd)
+    assert topt.state[tps[0]]["mu_product"].dtype == tl.float64
+    with tl.no_grad():
+        for p, q in zip(tps, ops):
+            p.copy_(tl.tensor(q.detach().numpy()))
+    _assert_histories_close(_train(tl, topt, tps, 2), _train(torch, oopt, ops, 2))
+
+
+def test_changing_lr_does_not_recompile():
+    from torchlike.optim.optimizer import _traces
+    ps = [tl.tensor(np.linspace(-1.0, 1.0, 7), requires_grad=True)]
+    opt = tl.optim.RMSprop(ps, lr=0.1, momentum=0.5)
+    before = _traces["rmsprop"]
+    for i in range(3):
+        ps[0].grad = tl.ones_like(ps[0]) * (i + 1)
+        opt.param_groups[0]["lr"] = 0.1 / (i + 1)
+        opt.step()
+    assert _traces["rmsprop"] - before == 1
+
+
+def _p(lib):
+    return lib.tensor([1.0, 2.0], requires_grad=True)
+
+
+INVALID = {
+    "rmsprop_lr": lambda lib: lib.optim.RMSprop([_p(lib)], lr=-0.1),
+    "rmsprop_eps": lambda lib: lib.optim.RMSprop([_p(lib)], eps=-1.0),
+    "rmsprop_momentum": lambda lib: lib.optim.RMSprop([_p(lib)], momentum=-1.0),
+    "rmsprop_wd": lambda lib: lib.optim.RMSprop([_p(lib)], weight_decay=-1.0),
+    "rmsprop_alpha": lambda lib: lib.optim.RMSprop([_p(lib)], alpha=-1.0),
+    "rmsprop_tensor_lr": lambda lib: lib.optim.RMSprop([_p(lib)], lr=lib.tensor([0.1, 0.2])),
+    "adagrad_lr": lambda lib: lib.optim.Adagrad([_p(lib)], lr=-0.1),
+    "adagrad_lr_decay": lambda lib: lib.optim.Adagrad([_p(lib)], lr_decay=-0.1),
+    "adagrad_wd": lambda lib: lib.optim.Adagrad([_p(lib)], weight_decay=-0.1),
+    "adagrad_init": lambda lib: lib.optim.Adagrad([_p(lib)], initial_accumulator_value=-0.1),
+    "adagrad_eps": lambda lib: lib.optim.Adagrad([_p(lib)], eps=-0.1),
+    "adagrad_fused_foreach": lambda lib: lib.optim.Adagrad([_p(lib)], fused=True, foreach=True),
+    "adadelta_lr": lambda lib: lib.optim.Adadelta([_p(lib)], lr=-0.1),
+    "adadelta_rho": lambda lib: lib.optim.Adadelta([_p(lib)], rho=1.5),
+    "adadelta_eps": lambda lib: lib.optim.Adadelta([_p(lib)], eps=-0.1),
+    "adadelta_wd": lambda lib: lib.optim.Adadelta([_p(lib)], weight_decay=-0.1),
+    "adamax_lr": lambda lib: lib.optim.Adamax([_p(lib)], lr=-0.1),
+    "adamax_beta0": lambda lib: lib.optim.Adamax([_p(lib)], betas=(1.0, 0.9)),
+    "adamax_beta1": lambda lib: lib.optim.Adamax([_p(lib)], betas=(0.9, -0.1)),
+    "adamax_eps": lambda lib: lib.optim.Adamax([_p(lib)], eps=-0.1),
+    "nadam_wd": lambda lib: lib.optim.NAdam([_p(lib)], weight_decay=-0.1),
+    "nadam_momentum_decay": lambda lib: lib.optim.NAdam([_p(lib)], momentum_decay=-0.1),
+    "nadam_beta1": lambda lib: lib.optim.NAdam([_p(lib)], betas=(0.9, 1.0)),
+    "radam_lr": lambda lib: lib.optim.RAdam([_p(lib)], lr=-0.1),
+    "radam_eps": lambda lib: lib.optim.RAdam([_p(lib)], eps=-0.1),
+    "radam_beta0": lambda lib: lib.optim.RAdam([_p(lib)], betas=(-0.1, 0.9)),
+    "radam_empty": lambda lib: lib.optim.RAdam([]),
+}
+
+
+@pytest.mark.parametrize("case", list(INVALID))
+def test_constructor_errors_match_torch(case):
+    expected = _error(lambda: INVALID[case](torch))
+    assert expected is not None
+    assert _error(lambda: INVALID[case](tl)) == expected
