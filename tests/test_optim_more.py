@@ -173,3 +173,44 @@ def test_constructor_errors_match_torch(case):
     expected = _error(lambda: INVALID[case](torch))
     assert expected is not None
     assert _error(lambda: INVALID[case](tl)) == expected
+
+
+# ----- LBFGS --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(), dict(line_search_fn="strong_wolfe"),
+                                dict(lr=0.5, max_iter=4, history_size=3, tolerance_change=1e-12)],
+                         ids=["plain", "strong_wolfe", "short_history"])
+def test_lbfgs_matches_torch(kw):
+    from test_optim import _loss
+    outs = []
+    for lib in (tl, torch):
+        ps = _params(lib)
+        opt = lib.optim.LBFGS(ps, **kw)
+        calls = []
+
+        def closure():
+            opt.zero_grad()
+            loss = _loss(lib, ps)
+            loss.backward()
+            calls.append(loss.item())
+            return loss
+        losses = [opt.step(closure).item() for _ in range(3)]
+        state = opt.state[ps[0]]
+        outs.append((losses, calls, [_np(p) for p in ps], state["func_evals"], state["n_iter"], len(state["old_dirs"]),
+                     _np(state["d"]), float(state["t"])))
+    (lt, ct, pt, *rt), (lo, co, po, *ro) = outs
+    np.testing.assert_allclose(lt, lo, rtol=1e-10)
+    assert len(ct) == len(co)
+    np.testing.assert_allclose(ct, co, rtol=1e-9)
+    for a, b in zip(pt + rt[3:4], po + ro[3:4]):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+    assert rt[:3] == ro[:3]
+    assert rt[4] == pytest.approx(ro[4], rel=1e-8)
+
+
+def test_lbfgs_errors_match_torch():
+    for make in (lambda lib: lib.optim.LBFGS([_p(lib)], lr=-1.0),
+                 lambda lib: lib.optim.LBFGS([{"params": [_p(lib)]}, {"params": [_p(lib)]}]),
+                 lambda lib: (lambda p, o: (setattr(p, "grad", lib.ones_like(p)), o.step(lambda: p.sum())))(
+                     *(lambda p: (p, lib.optim.LBFGS([p], line_search_fn="wolfe")))(_p(lib)))):
+        expected = _error(lambda: make(torch))
+        assert expected is not None and _error(lambda: make(tl)) == expected

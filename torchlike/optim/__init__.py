@@ -11,9 +11,10 @@ from .adamw import AdamW  # noqa: F401
 from .adadelta import Adadelta  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adamax import Adamax  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "LBFGS", "NAdam", "RAdam", "RMSprop",
            "lr_scheduler"]
