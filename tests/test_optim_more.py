@@ -165,6 +165,12 @@ INVALID = {
     "radam_eps": lambda lib: lib.optim.RAdam([_p(lib)], eps=-0.1),
     "radam_beta0": lambda lib: lib.optim.RAdam([_p(lib)], betas=(-0.1, 0.9)),
     "radam_empty": lambda lib: lib.optim.RAdam([]),
+    "sparse_adam_lr": lambda lib: lib.optim.SparseAdam([_p(lib)], lr=0.0),
+    "sparse_adam_eps": lambda lib: lib.optim.SparseAdam([_p(lib)], eps=0.0),
+    "sparse_adam_beta1": lambda lib: lib.optim.SparseAdam([_p(lib)], betas=(0.9, 1.0)),
+    "sparse_adam_complex": lambda lib: lib.optim.SparseAdam([_p(lib), lib.tensor([1j], requires_grad=True)]),
+    "sparse_adam_dense_grad": lambda lib: (lambda p: (setattr(p, "grad", lib.ones_like(p)),
+                                                      lib.optim.SparseAdam([p]).step()))(_p(lib)),
 }
 
 

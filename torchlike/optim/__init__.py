@@ -15,6 +15,7 @@ from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
+from .sparse_adam import SparseAdam  # noqa: F401
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "LBFGS", "NAdam", "RAdam", "RMSprop",
-           "lr_scheduler"]
+           "SparseAdam", "lr_scheduler"]
