@@ -3,6 +3,8 @@ give the same parameters, state, state_dict and version counters after every ste
 
 Misuse covered (torch's exception type and message): every constructor's range checks (lr, eps, betas, rho,
 alpha, momentum, weight_decay, lr_decay, initial_accumulator_value, momentum_decay)."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -220,3 +222,129 @@ def test_lbfgs_errors_match_torch():
                      *(lambda p: (p, lib.optim.LBFGS([p], line_search_fn="wolfe")))(_p(lib)))):
         expected = _error(lambda: make(torch))
         assert expected is not None and _error(lambda: make(tl)) == expected
+
+
+# ----- learning-rate schedulers -------------------------------------------------------------------------------
+def _s(lib):
+    return lib.optim.lr_scheduler
+
+
+SCHEDULERS = {
+    "lambda": lambda lib, opt: _s(lib).LambdaLR(opt, lambda e: 0.95 ** e),
+    "lambda_per_group": lambda lib, opt: _s(lib).LambdaLR(opt, [lambda e: 1 / (e + 1), lambda e: 0.9 ** e]),
+    "multiplicative": lambda lib, opt: _s(lib).MultiplicativeLR(opt, lambda e: 0.9),
+    "multistep": lambda lib, opt: _s(lib).MultiStepLR(opt, milestones=[3, 7, 7, 12], gamma=0.3),
+    "constant": lambda lib, opt: _s(lib).ConstantLR(opt, factor=0.25, total_iters=4),
+    "linear": lambda lib, opt: _s(lib).LinearLR(opt, start_factor=0.2, end_factor=0.9, total_iters=7),
+    "exponential": lambda lib, opt: _s(lib).ExponentialLR(opt, gamma=0.87),
+    "polynomial": lambda lib, opt: _s(lib).PolynomialLR(opt, total_iters=9, power=1.7),
+    "warm_restarts": lambda lib, opt: _s(lib).CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2, eta_min=0.001),
+    "cyclic": lambda lib, opt: _s(lib).CyclicLR(opt, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=3,
+                                                step_size_down=4),
+    "cyclic_triangular2": lambda lib, opt: _s(lib).CyclicLR(opt, 0.01, 0.1, step_size_up=2, mode="triangular2",
+                                                            cycle_momentum=False),
+    "cyclic_exp_range": lambda lib, opt: _s(lib).CyclicLR(opt, 0.01, 0.1, step_size_up=3, mode="exp_range",
+                                                          gamma=0.9),
+    "one_cycle": lambda lib, opt: _s(lib).OneCycleLR(opt, max_lr=0.5, total_steps=25),
+    "one_cycle_linear": lambda lib, opt: _s(lib).OneCycleLR(opt, max_lr=[0.5, 0.2], epochs=5, steps_per_epoch=5,
+                                                            anneal_strategy="linear", three_phase=True),
+    "sequential": lambda lib, opt: _s(lib).SequentialLR(opt, [_s(lib).LinearLR(opt, 0.1, total_iters=4),
+                                                              _s(lib).ExponentialLR(opt, 0.8)], milestones=[5]),
+    "chained": lambda lib, opt: _s(lib).ChainedScheduler([_s(lib).ConstantLR(opt, 0.5, total_iters=3),
+                                                          _s(lib).ExponentialLR(opt, 0.9)]),
+}
+
+
+def _sched_run(lib, make, epochs=20):
+    from test_optim import _lr_run
+    seq, sched, opt = _lr_run(lib, make, epochs)
+    return seq, sched, opt, [g.get("momentum") for g in opt.param_groups]
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_scheduler_sequences_and_state_dicts_match_torch(name):
+    (seq_t, sched_t, opt_t, mom_t), (seq_o, sched_o, opt_o, mom_o) = [_sched_run(lib, SCHEDULERS[name])
+                                                                      for lib in (tl, torch)]
+    assert seq_t == seq_o  # bit for bit
+    assert len(set(map(tuple, seq_t))) >= 2
+    assert mom_t == mom_o
+    assert sched_t.state_dict() == sched_o.state_dict()
+    assert _continued(tl, sched_t, name) == _continued(torch, sched_o, name)
+
+
+def _continued(lib, sched, name):
+    """A fresh scheduler loaded from ``sched``'s state dict: its next five learning rates and momenta."""
+    again = SCHEDULERS[name](lib, sched.optimizer)
+    again.load_state_dict(sched.state_dict())
+    out = []
+    for _ in range(5):
+        sched.optimizer.step()
+        again.step()
+        out.append((again.get_last_lr(), [g.get("momentum") for g in sched.optimizer.param_groups]))
+    return out
+
+
+def test_reduce_lr_on_plateau_matches_torch():
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.95, 0.8, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85, 0.7, 0.71, 0.72, 0.73]
+    outs = []
+    for lib in (tl, torch):
+        opt = lib.optim.SGD([{"params": [_p(lib)]}, {"params": [_p(lib)], "lr": 0.05}], lr=0.1)
+        scheds = [_s(lib).ReduceLROnPlateau(opt, patience=1, factor=0.5, cooldown=1, min_lr=[0.01, 0.02]),
+                  _s(lib).ReduceLROnPlateau(opt, mode="max", threshold_mode="abs", threshold=0.01, patience=0)]
+        seq = []
+        for m in metrics:
+            for s in scheds:
+                s.step(m)
+                seq.append(s.get_last_lr())
+        outs.append((seq, [s.state_dict() for s in scheds]))
+    assert outs[0] == outs[1]
+
+
+SCHED_INVALID = {
+    "lambda_count": lambda lib: _s(lib).LambdaLR(lib.optim.SGD([_p(lib)]), [lambda e: 1, lambda e: 2]),
+    "multiplicative_not_callable": lambda lib: _s(lib).MultiplicativeLR(lib.optim.SGD([_p(lib)]), [3]),
+    "constant_factor": lambda lib: _s(lib).ConstantLR(lib.optim.SGD([_p(lib)]), factor=1.5),
+    "linear_start": lambda lib: _s(lib).LinearLR(lib.optim.SGD([_p(lib)]), start_factor=0),
+    "linear_end": lambda lib: _s(lib).LinearLR(lib.optim.SGD([_p(lib)]), end_factor=2),
+    "warm_t0": lambda lib: _s(lib).CosineAnnealingWarmRestarts(lib.optim.SGD([_p(lib)]), T_0=0),
+    "warm_tmult": lambda lib: _s(lib).CosineAnnealingWarmRestarts(lib.optim.SGD([_p(lib)]), T_0=2, T_mult=0),
+    "plateau_factor": lambda lib: _s(lib).ReduceLROnPlateau(lib.optim.SGD([_p(lib)]), factor=1.0),
+    "plateau_mode": lambda lib: _s(lib).ReduceLROnPlateau(lib.optim.SGD([_p(lib)]), mode="up"),
+    "plateau_min_lrs": lambda lib: _s(lib).ReduceLROnPlateau(lib.optim.SGD([_p(lib)]), min_lr=[0.1, 0.2]),
+    "cyclic_mode": lambda lib: _s(lib).CyclicLR(lib.optim.SGD([_p(lib)], momentum=0.9), 0.1, 1.0, mode="sine"),
+    "cyclic_no_momentum": lambda lib: _s(lib).CyclicLR(lib.optim.Adagrad([_p(lib)]), 0.1, 1.0),
+    "one_cycle_no_steps": lambda lib: _s(lib).OneCycleLR(lib.optim.SGD([_p(lib)]), max_lr=0.1),
+    "one_cycle_pct": lambda lib: _s(lib).OneCycleLR(lib.optim.SGD([_p(lib)]), 0.1, total_steps=5, pct_start=2.0),
+    "one_cycle_past_end": lambda lib: (lambda s: [s.step() for _ in range(4)])(
+        _s(lib).OneCycleLR(lib.optim.SGD([_p(lib)], momentum=0.9), 0.1, total_steps=3)),
+    "sequential_milestones": lambda lib: (lambda o: _s(lib).SequentialLR(o, [_s(lib).ExponentialLR(o, 0.9)], [3]))(
+        lib.optim.SGD([_p(lib)])),
+    "sequential_empty": lambda lib: _s(lib).SequentialLR(lib.optim.SGD([_p(lib)]), [], []),
+    "chained_plateau": lambda lib: _s(lib).ChainedScheduler([_s(lib).ReduceLROnPlateau(lib.optim.SGD([_p(lib)]))]),
+}
+
+
+@pytest.mark.parametrize("case", list(SCHED_INVALID))
+def test_scheduler_errors_match_torch(case):
+    expected = _error(lambda: SCHED_INVALID[case](torch))
+    assert expected is not None
+    assert _error(lambda: SCHED_INVALID[case](tl)) == expected
+
+
+@pytest.mark.parametrize("name", ["multistep", "constant", "linear", "exponential", "polynomial", "warm_restarts"])
+def test_scheduler_step_with_epoch_matches_torch(name):
+    """``step(epoch)``: the closed form where torch has one (warm restarts: its own epoch arithmetic), with
+    torch's deprecation warning."""
+    outs = []
+    for lib in (tl, torch):
+        opt = lib.optim.SGD([_p(lib)], lr=0.2)
+        sched = SCHEDULERS[name](lib, opt)
+        vals = []
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for epoch in (4, 9, 2, 13, 5.5) if name == "warm_restarts" else (4, 9, 2, 13):
+                opt.step()
+                sched.step(epoch)
+                vals.append(sched.get_last_lr())
+        outs.append((vals, sorted({str(x.message)[:40] for x in w}), sched.state_dict()))
+    assert outs[0] == outs[1]
