@@ -348,3 +348,89 @@ def test_scheduler_step_with_epoch_matches_torch(name):
                 vals.append(sched.get_last_lr())
         outs.append((vals, sorted({str(x.message)[:40] for x in w}), sched.state_dict()))
     assert outs[0] == outs[1]
+
+
+# ----- swa_utils ----------------------------------------------------------------------------------------------
+def _net(lib, rng):
+    """The same Linear-BatchNorm-Linear net in both libraries, from ``rng``'s weights."""
+    net = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.BatchNorm1d(3), lib.nn.Linear(3, 2)).double()
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape))))
+    return net
+
+
+def _state(net):
+    return {k: _np(v) for k, v in net.state_dict().items()}
+
+
+AVERAGERS = {
+    "swa": lambda lib: {},
+    "ema_multi": lambda lib: dict(multi_avg_fn=lib.optim.swa_utils.get_ema_multi_avg_fn(0.9)),
+    "swa_multi": lambda lib: dict(multi_avg_fn=lib.optim.swa_utils.get_swa_multi_avg_fn()),
+    "ema_fn_buffers": lambda lib: dict(avg_fn=lib.optim.swa_utils.get_ema_avg_fn(0.8), use_buffers=True),
+}
+
+
+@pytest.mark.parametrize("kind", list(AVERAGERS))
+def test_averaged_model_matches_torch(kind):
+    outs = []
+    for lib in (tl, torch):
+        rng = np.random.default_rng(3)
+        net = _net(lib, rng)
+        avg = lib.optim.swa_utils.AveragedModel(net, **AVERAGERS[kind](lib))
+        x = lib.tensor(rng.standard_normal((5, 4)))
+        for _ in range(4):
+            with lib.no_grad():
+                for p in net.parameters():
+                    p.add_(lib.tensor(rng.standard_normal(tuple(p.shape))))
+            net(x)  # training mode: batch norm's running statistics move
+            avg.update_parameters(net)
+        outs.append((_state(avg), _np(avg(x))))
+    assert list(outs[0][0]) == list(outs[1][0])
+    for k in outs[1][0]:
+        np.testing.assert_allclose(outs[0][0][k], outs[1][0][k], rtol=1e-12, atol=1e-14, err_msg=k)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12, atol=1e-14)
+
+
+def test_update_bn_matches_torch():
+    outs = []
+    for lib in (tl, torch):
+        rng = np.random.default_rng(4)
+        net = _net(lib, rng).eval()
+        loader = [(lib.tensor(rng.standard_normal((5, 4))), 0) for _ in range(3)]
+        lib.optim.swa_utils.update_bn(loader, net)
+        outs.append((_state(net), net.training, net[1].momentum))
+    assert outs[0][1:] == outs[1][1:]
+    for k in outs[1][0]:
+        np.testing.assert_allclose(outs[0][0][k], outs[1][0][k], rtol=1e-12, atol=1e-14, err_msg=k)
+
+
+@pytest.mark.parametrize("kw", [dict(swa_lr=0.05, anneal_epochs=5), dict(swa_lr=[0.01, 0.2], anneal_epochs=5,
+                                                                      anneal_strategy="linear"),
+                                dict(swa_lr=0.05, anneal_epochs=0)], ids=["cos", "linear", "no_anneal"])
+def test_swalr_matches_torch(kw):
+    from test_optim import _lr_run
+    runs = [_lr_run(lib, lambda lib, opt: lib.optim.swa_utils.SWALR(opt, **kw), 15) for lib in (tl, torch)]
+    (seq_t, sched_t, _), (seq_o, sched_o, _) = runs
+    assert seq_t == seq_o
+    assert len(set(map(tuple, seq_t))) == (1 if kw.get("anneal_epochs") == 0 else 6)  # 0: swa_lr at once
+    assert sched_t.state_dict() == sched_o.state_dict()
+
+
+SWA_INVALID = {
+    "ema_decay": lambda lib: lib.optim.swa_utils.get_ema_multi_avg_fn(1.5),
+    "ema_fn_decay": lambda lib: lib.optim.swa_utils.get_ema_avg_fn(-0.1),
+    "both_fns": lambda lib: lib.optim.swa_utils.AveragedModel(lib.nn.Linear(2, 2), avg_fn=lambda *a: 0,
+                                                               multi_avg_fn=lambda *a: 0),
+    "swalr_strategy": lambda lib: lib.optim.swa_utils.SWALR(lib.optim.SGD([_p(lib)]), 0.1, anneal_strategy="exp"),
+    "swalr_epochs": lambda lib: lib.optim.swa_utils.SWALR(lib.optim.SGD([_p(lib)]), 0.1, anneal_epochs=-1),
+    "swalr_lrs": lambda lib: lib.optim.swa_utils.SWALR(lib.optim.SGD([_p(lib)]), [0.1, 0.2]),
+}
+
+
+@pytest.mark.parametrize("case", list(SWA_INVALID))
+def test_swa_errors_match_torch(case):
+    expected = _error(lambda: SWA_INVALID[case](torch))
+    assert expected is not None
+    assert _error(lambda: SWA_INVALID[case](tl)) == expected

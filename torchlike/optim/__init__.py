@@ -4,6 +4,7 @@ Each ``step()`` runs the whole update as one jitted JAX function over every para
 writes the results into the parameters in place (LBFGS, whose line search is data-dependent control flow, runs
 torch's algorithm with tensor ops)."""
 from . import lr_scheduler  # noqa: F401
+from . import swa_utils  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
 from .adam import Adam  # noqa: F401
@@ -18,4 +19,4 @@ from .rmsprop import RMSprop  # noqa: F401
 from .sparse_adam import SparseAdam  # noqa: F401
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "LBFGS", "NAdam", "RAdam", "RMSprop",
-           "SparseAdam", "lr_scheduler"]
+           "SparseAdam", "lr_scheduler", "swa_utils"]
