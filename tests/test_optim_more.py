@@ -434,3 +434,69 @@ def test_swa_errors_match_torch(case):
     expected = _error(lambda: SWA_INVALID[case](torch))
     assert expected is not None
     assert _error(lambda: SWA_INVALID[case](tl)) == expected
+
+
+def test_scheduler_warnings_match_torch():
+    outs = []
+    for lib in (tl, torch):
+        opt = lib.optim.SGD([_p(lib)], lr=0.1)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            sched = _s(lib).MultiStepLR(opt, [2])
+            sched.step()  # before optimizer.step()
+            sched.get_lr()  # outside step()
+            plateau = _s(lib).ReduceLROnPlateau(opt)
+            plateau.step(1.0, epoch=3)  # deprecated epoch
+        outs.append(([(x.category.__name__, str(x.message)) for x in w], plateau.last_epoch))
+    assert outs[0] == outs[1] and len(outs[0][0]) == 3
+
+
+def test_cyclic_and_one_cycle_drive_adams_beta1():
+    outs = []
+    for lib in (tl, torch):
+        ps = _params(lib)
+        opt = lib.optim.Adam([{"params": ps[:2]}, {"params": ps[2:]}], lr=0.01)
+        scheds = [_s(lib).CyclicLR(opt, 0.01, 0.1, step_size_up=2, base_momentum=0.8, max_momentum=0.95)]
+        seq = []
+        for _ in range(6):
+            _train(lib, opt, ps, 1)
+            scheds[0].step()
+            seq.append([(g["lr"], g["betas"]) for g in opt.param_groups])
+        opt2 = lib.optim.NAdam(ps, lr=0.01)
+        one = _s(lib).OneCycleLR(opt2, max_lr=0.1, total_steps=8)
+        for _ in range(6):
+            opt2.step()
+            one.step()
+            seq.append([(g["lr"], g["betas"]) for g in opt2.param_groups])
+        outs.append((seq, [_np(p) for p in ps]))
+    assert outs[0][0] == outs[1][0]
+    _assert_histories_close([outs[0][1]], [outs[1][1]])
+
+
+def test_tensor_lr_and_lbfgs_state_dict_round_trip():
+    """RMSprop with a Tensor lr; LBFGS's state (history lists) saved, loaded into a fresh optimizer, continued."""
+    from test_optim import _loss
+    outs = []
+    for lib in (tl, torch):
+        ps = _params(lib)
+        hist = _train(lib, lib.optim.RMSprop(ps, lr=lib.tensor(0.01), momentum=0.5), ps, 3)
+        opt = lib.optim.LBFGS(ps, max_iter=3, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = _loss(lib, ps)
+            loss.backward()
+            return loss
+        opt.step(closure)
+        sd = opt.state_dict()
+        opt = lib.optim.LBFGS(ps, max_iter=3, line_search_fn="strong_wolfe")
+        opt.load_state_dict(sd)
+        opt.step(closure)
+        st = opt.state_dict()["state"][0]
+        outs.append((hist, [_np(p) for p in ps], list(st), st["n_iter"], st["func_evals"], len(st["old_dirs"])))
+    for a, b in zip(outs[0][0], outs[1][0]):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-7)  # a float32 lr tensor
+    for x, y in zip(outs[0][1], outs[1][1]):
+        np.testing.assert_allclose(x, y, rtol=1e-8, atol=1e-10)
+    assert outs[0][2:] == outs[1][2:]
