@@ -500,3 +500,26 @@ def test_tensor_lr_and_lbfgs_state_dict_round_trip():
     for x, y in zip(outs[0][1], outs[1][1]):
         np.testing.assert_allclose(x, y, rtol=1e-8, atol=1e-10)
     assert outs[0][2:] == outs[1][2:]
+
+
+def test_lbfgs_complex_parameters_match_torch():
+    """A complex parameter is optimised as its real pairs (torch's view_as_real), next to a real one."""
+    rng = np.random.default_rng(5)
+    z0, w0 = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)), rng.standard_normal(3)
+    a0 = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    outs = []
+    for lib in (tl, torch):
+        z, w, a = lib.tensor(z0, requires_grad=True), lib.tensor(w0, requires_grad=True), lib.tensor(a0)
+        opt = lib.optim.LBFGS([z, w], max_iter=5, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            r = z @ a - 1.0 + w
+            loss = (r.real ** 2 + r.imag ** 2).sum() + (w ** 2).sum()
+            loss.backward()
+            return loss
+        for _ in range(2):
+            opt.step(closure)
+        outs.append((_np(z), _np(w), opt.state[z]["func_evals"], _np(opt.state[z]["prev_flat_grad"])))
+    for x, y in zip(outs[0], outs[1]):
+        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)

@@ -2,7 +2,7 @@
 from .._internal import enable_grad
 from .._tensor import Tensor
 from ..ops.creation import zeros as _zeros
-from ..ops.shape import cat as _cat
+from ..ops.shape import cat as _cat, stack as _stack
 from .optimizer import _to_scalar, Optimizer
 
 __all__ = ["LBFGS"]
@@ -130,7 +130,7 @@ def _strong_wolfe(
 
 
 class LBFGS(Optimizer):
-    """L-BFGS, as ``torch.optim.LBFGS`` (one parameter group, real parameters; ``step`` needs a closure).
+    """L-BFGS, as ``torch.optim.LBFGS`` (one parameter group; ``step`` needs a closure).
 
     Runs torch's algorithm with tensor ops: its line search is data-dependent control flow."""
 
@@ -168,13 +168,11 @@ class LBFGS(Optimizer):
             )
 
         self._params = self.param_groups[0]["params"]
-        if any(p.is_complex() for p in self._params):
-            raise NotImplementedError("torchlike.optim.LBFGS: complex parameters are not supported")
         self._numel_cache = None
 
     def _numel(self):
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel() for p in self._params)
 
         return self._numel_cache
 
@@ -187,14 +185,20 @@ class LBFGS(Optimizer):
                 view = p.grad.to_dense().view(-1)
             else:
                 view = p.grad.view(-1)
+            if view.is_complex():  # torch's view_as_real(view).view(-1)
+                view = _stack([view.real, view.imag], -1).view(-1)
             views.append(view)
         return _cat(views, 0)
 
     def _add_grad(self, step_size, update) -> None:
         offset = 0
         for p in self._params:
-            numel = p.numel()
-            p.add_(update[offset : offset + numel].view_as(p) * step_size)
+            numel = 2 * p.numel() if p.is_complex() else p.numel()
+            u = update[offset : offset + numel]
+            if p.is_complex():  # torch adds to view_as_real(p)
+                u = u.view(-1, 2)
+                u = u[:, 0] + 1j * u[:, 1]
+            p.add_(u.view_as(p) * step_size)
             offset += numel
         if offset != self._numel():
             raise AssertionError(f"Expected offset {offset} to equal {self._numel()}")
