@@ -518,18 +518,8 @@ class ChainedScheduler(_SchedulerList):
 class ReduceLROnPlateau(LRScheduler):
     """Multiply each group's lr by ``factor`` when the metric passed to ``step`` stops improving."""
 
-    def __init__(
-        self,
-        optimizer,
-        mode="min",
-        factor=0.1,
-        patience = 10,
-        threshold=1e-4,
-        threshold_mode="rel",
-        cooldown=0,
-        min_lr = 0,
-        eps=1e-8,
-    ):
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -635,22 +625,9 @@ class ReduceLROnPlateau(LRScheduler):
 class CyclicLR(LRScheduler):
     """Cycle each group's lr (and momentum) between two bounds (triangular, triangular2 or exp_range)."""
 
-    def __init__(
-        self,
-        optimizer,
-        base_lr,
-        max_lr,
-        step_size_up=2000,
-        step_size_down = None,
-        mode="triangular",
-        gamma=1.0,
-        scale_fn=None,
-        scale_mode="cycle",
-        cycle_momentum = True,
-        base_momentum=0.8,
-        max_momentum = 0.9,
-        last_epoch=-1,
-    ):
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -667,7 +644,6 @@ class CyclicLR(LRScheduler):
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode = mode
         self.gamma = gamma
-        self._scale_fn_ref = None
         self._scale_fn_custom = scale_fn
         self.scale_mode = scale_mode
         self._init_scale_fn()
@@ -833,23 +809,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 class OneCycleLR(LRScheduler):
     """The 1cycle policy: lr up to ``max_lr`` then annealed down (momentum the other way), per batch."""
 
-    def __init__(
-        self,
-        optimizer,
-        max_lr,
-        total_steps=None,
-        epochs = None,
-        steps_per_epoch=None,
-        pct_start = 0.3,
-        anneal_strategy="cos",
-        cycle_momentum = True,
-        base_momentum=0.85,
-        max_momentum = 0.95,
-        div_factor=25.0,
-        final_div_factor = 1e4,
-        three_phase=False,
-        last_epoch = -1,
-    ):
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -865,7 +827,6 @@ class OneCycleLR(LRScheduler):
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        self._schedule_phases = None
         if three_phase:
             self._schedule_phases = [
                 {
