@@ -1,8 +1,14 @@
 """torchlike.optim's other optimizers, schedulers and swa_utils against torch's: the same parameters and gradients
-give the same parameters, state, state_dict and version counters after every step, over two parameter groups.
+give the same parameters, state, state_dict and version counters after every step, over two parameter groups;
+schedulers give bit-equal learning-rate sequences and equal state dicts.
 
 Misuse covered (torch's exception type and message): every constructor's range checks (lr, eps, betas, rho,
-alpha, momentum, weight_decay, lr_decay, initial_accumulator_value, momentum_decay)."""
+alpha, momentum, weight_decay, lr_decay, initial_accumulator_value, momentum_decay), fused with foreach, LBFGS with
+two groups or an unknown line search, SparseAdam with complex parameters or dense gradients, scheduler arguments
+(lambda counts, factors, T_0/T_mult, plateau mode/factor/min_lr count, cyclic mode, optimizers without momentum,
+OneCycleLR's step count and stepping past its end, SequentialLR's milestones, ReduceLROnPlateau in a chain),
+EMA decay out of range, AveragedModel with both averaging functions, SWALR's strategy/epochs/lr count; warnings:
+scheduler.step() before optimizer.step(), get_lr() outside step(), step(epoch) deprecation."""
 import warnings
 
 import numpy as np
