@@ -1,5 +1,6 @@
-"""torch's "other operations" against torch 2.13: values, the recorded graph (node names down to the leaves),
-saved attributes, first- and second-order gradients, in-place variants and errors."""
+"""torch's "other operations" and the newer reductions (nansum, nanmean, aminmax, var_mean, std_mean) against
+torch 2.13: values, the recorded graph (node names down to the leaves), saved attributes, first- and second-order
+gradients, in-place variants and errors."""
 import warnings
 
 import numpy as np
@@ -15,6 +16,8 @@ B = RNG.standard_normal((2, 3, 4))
 V = RNG.standard_normal(3)
 S = np.array(1.5)
 BAD = np.array([1.0, np.nan, np.inf, -np.inf, -2.0])
+NANS = np.array([[1.0, np.nan, 3.0, 2.0], [0.5, 4.0, np.nan, -1.0], [np.nan, np.nan, np.nan, 2.0]])
+TIES = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
 
 CASES = {  # name: (function of lib and tensors, arrays)
     "tril": (lambda m, x: m.tril(x), [M]),
@@ -62,6 +65,16 @@ CASES = {  # name: (function of lib and tensors, arrays)
     "dist": (lambda m, x, y: m.dist(x, y), [M, V]),
     "dist_p3": (lambda m, x, y: m.dist(x, y, 3), [M, M.T.copy()]),
     "dist_inf": (lambda m, x, y: x.dist(y, float("inf")), [M, M.T.copy()]),
+    # reductions torch added beside sum/var (in ops/reduction.py)
+    "nansum": (lambda m, x: m.nansum(x), [NANS]),
+    "nansum_dim": (lambda m, x: x.nansum(1, keepdim=True), [NANS]),
+    "nanmean": (lambda m, x: m.nanmean(x, 0), [NANS]),
+    "aminmax": (lambda m, x: m.aminmax(x), [TIES]),
+    "aminmax_dim": (lambda m, x: m.aminmax(x, dim=-1, keepdim=True), [TIES]),
+    "var_mean": (lambda m, x: m.var_mean(x, 1), [B]),
+    "var_mean_correction": (lambda m, x: m.var_mean(x, (0, 2), correction=0, keepdim=True), [B]),
+    "std_mean": (lambda m, x: m.std_mean(x), [M]),
+    "std_mean_unbiased": (lambda m, x: m.std_mean(x, 0, False), [M]),
 }
 
 

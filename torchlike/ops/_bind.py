@@ -364,6 +364,20 @@ _FUNCTIONS = {
         "Tensor input, Generator? generator=None",
     "multinomial":
         "Tensor input, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor out=None",
+    "nansum":
+        "Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
+    "nanmean":
+        "Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
+    "aminmax":
+        "Tensor input, *, int64_t? dim=None, bool keepdim=False, TensorList[2] out=None",
+    "var_mean":
+        "Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False |"
+        " Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False |"
+        " Tensor input, bool unbiased=True",
+    "std_mean":
+        "Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False |"
+        " Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False |"
+        " Tensor input, bool unbiased=True",
 }
 _METHODS = {
     "uniform_":

@@ -628,3 +628,128 @@ def _logical(name, jfn):
 
 all = public(_logical("all", jnp.all))  # noqa: A001 - torch's name
 any = public(_logical("any", jnp.any))  # noqa: A001
+
+
+# ----- nansum, nanmean, aminmax, std_mean, var_mean ---------------------------------------------------------------
+@op("NansumBackward0", save=("self",), attrs=("dim", "keepdim"), unsigned=("dim",))
+def _nansum(self, *, dim, keepdim, dtype):
+    return jnp.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+
+
+@_nansum.derivative
+def _(grad, self, dim, keepdim):
+    g = jnp.broadcast_to(_restore(grad, _axes(dim, self.ndim), keepdim), self.shape)
+    return jnp.where(jnp.isnan(self), 0, g)
+
+
+@public
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum treating NaN as zero, of all elements or over ``dim`` (NansumBackward0)."""
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("nansum does not support complex inputs")
+    dims = None if dim is None else _dim_list(dim, input.ndim, "nansum")
+    result = _apply(_nansum, (input,), (dims, _keepdim(keepdim), _sum_dtype(input, dtype)))
+    return result if out is None else out.copy_(result)
+
+
+@public
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean of the elements that are not NaN (torch's nansum / count: NansumBackward0 then DivBackward0)."""
+    if not _is_float(input):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_type_word(input._data.dtype)}")
+    count = input.isnan().logical_not().sum(dim, keepdim)
+    result = nansum(input, dim, keepdim, dtype=dtype).div(count)
+    return result if out is None else out.copy_(result)
+
+
+_aminmax_type = collections.namedtuple("aminmax", ("min", "max"))
+_aminmax_type.__repr__ = lambda self: f"torchlike.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
+
+
+@op("AminmaxBackward0", save=("self", "min", "max"), outputs=("min", "max"), attrs=("dim", "keepdim"),
+    unsigned=("dim",))
+def _aminmax(self, *, dim, keepdim):
+    axes = None if dim is None else _axis(dim, self.ndim)
+    return jnp.min(self, axis=axes, keepdims=keepdim), jnp.max(self, axis=axes, keepdims=keepdim)
+
+
+@_aminmax.derivative
+def _(grads, self, min, max, dim, keepdim):  # noqa: A002 - torch's names; each grad spread over its ties
+    axes = _axes(None if dim is None else (dim,), self.ndim)
+    total = 0
+    for g, value in zip(grads, (min, max)):
+        if g is not None:
+            mask = (_restore(value, axes, keepdim if dim is not None else False) == self).astype(g.dtype)
+            total = total + _restore(g, axes, keepdim if dim is not None else False) * mask / jnp.sum(
+                mask, axis=axes, keepdims=True)
+    return total
+
+
+@public
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) of all elements, or over ``dim`` (AminmaxBackward0)."""
+    if dim is not None:
+        d = _one_dim(dim, input.ndim, "aminmax")
+        _check_nonempty(input, "aminmax", (_wrap_dim(d, input.ndim),), IndexError)
+    else:
+        d = None
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+    result = _aminmax_type(*_apply(_aminmax, (input,), (d, _keepdim(keepdim))))
+    if out is not None:
+        out[0].copy_(result.min)
+        out[1].copy_(result.max)
+        return _aminmax_type(*out)
+    return result
+
+
+@op("VarMeanBackward0", save=("self",), outputs=("result0", "result1"), attrs=("correction", "dim", "keepdim"),
+    unsigned=("dim",))
+def _var_mean(self, *, dim, correction, keepdim):
+    return (_var.forward(self, dim=dim, correction=correction, keepdim=keepdim),
+            jnp.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim))
+
+
+@_var_mean.derivative
+def _(grads, self, dim, correction, keepdim):
+    return _moments_grad(grads[0], grads[1], self, dim, correction, keepdim)
+
+
+@op("StdMeanBackward0", save=("self", "result0"), outputs=("result0", "result1"),
+    attrs=("correction", "dim", "keepdim"), unsigned=("dim",))
+def _std_mean(self, *, dim, correction, keepdim):
+    return (_std.forward(self, dim=dim, correction=correction, keepdim=keepdim),
+            jnp.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim))
+
+
+@_std_mean.derivative
+def _(grads, self, result0, dim, correction, keepdim):
+    grad_var = None if grads[0] is None else jnp.where(result0 == 0, 0, grads[0] / (2 * result0))
+    return _moments_grad(grad_var, grads[1], self, dim, correction, keepdim)
+
+
+def _moments_grad(grad_var, grad_mean, self, dim, correction, keepdim):
+    """The gradient of (var, mean) over ``dim`` from theirs (either may be None)."""
+    axes = _axes(dim, self.ndim)
+    total = jnp.zeros(self.shape, self.dtype)
+    if grad_var is not None:
+        total = total + _var_grad(grad_var, self, dim, correction, keepdim)
+    if grad_mean is not None:
+        n = math.prod(self.shape[a] for a in axes)
+        total = total + jnp.broadcast_to(_restore(grad_mean, axes, keepdim), self.shape) / _pymax(n, 1)
+    return total
+
+
+def _moments(name, entry):
+    def fn(input, dim=_NOT_GIVEN, unbiased=None, keepdim=False, *, correction=_NOT_GIVEN):
+        dims, corr = _var_args(input, name, dim, unbiased, correction)
+        return tuple(_apply(entry, (input,), (dims, corr, _keepdim(keepdim))))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"({name.split('_')[0]}, mean) over ``dim`` in one pass ({entry.name})."
+    return public(fn, method=False)
+
+
+var_mean = _moments("var_mean", _var_mean)
+std_mean = _moments("std_mean", _std_mean)
