@@ -61,7 +61,7 @@ from .utils import data as _data  # noqa: E402,F401  (torchlike.utils.data, as t
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
-from . import accelerator, amp, backends, cuda, profiler  # noqa: E402,F401
+from . import accelerator, amp, backends, cuda, fft, profiler  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
