@@ -61,6 +61,7 @@ from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
 from . import accelerator, amp, backends, cuda, profiler  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 

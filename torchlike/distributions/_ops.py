@@ -1,0 +1,167 @@
+"""The tensor ops the distributions need that torchlike does not declare publicly (yet): differentiable table
+entries (torch's node names; backward by jax.vjp) and random draws from torchlike's generator."""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._internal import apply, op, wrap
+from .._tensor import Tensor
+from ..ops import creation as _creation
+
+
+@op("LinalgCholeskyExBackward0")
+def _cholesky(self, *, upper):
+    L = jnp.linalg.cholesky(self)
+    return jnp.swapaxes(L, -1, -2).conj() if upper else L
+
+
+def cholesky(input, *, upper=False):
+    """torch.linalg.cholesky (no check of positive definiteness: NaN where it fails)."""
+    return apply(_cholesky, (input,), (upper,))
+
+
+@op("LinalgSolveTriangularBackward0")
+def _solve_triangular(self, B, *, upper, left):
+    batch = jnp.broadcast_shapes(self.shape[:-2], B.shape[:-2])
+    A = jnp.broadcast_to(self, batch + self.shape[-2:])
+    B = jnp.broadcast_to(B, batch + B.shape[-2:])
+    return jax.scipy.linalg.solve_triangular(A, B, lower=not upper) if left else jnp.swapaxes(
+        jax.scipy.linalg.solve_triangular(jnp.swapaxes(A, -1, -2), jnp.swapaxes(B, -1, -2), lower=upper), -1, -2)
+
+
+def solve_triangular(A, B, *, upper, left=True):
+    """torch.linalg.solve_triangular: X with A X = B (left) or X A = B."""
+    return apply(_solve_triangular, (A, B), (upper, left))
+
+
+@op("DiagEmbedBackward0")
+def _diag_embed(self):
+    return self[..., None] * jnp.eye(self.shape[-1], dtype=self.dtype)
+
+
+def diag_embed(input):
+    """torch.diag_embed with the defaults: the last dim becomes the diagonal of square matrices."""
+    return apply(_diag_embed, (input,), ())
+
+
+@op("TrilBackward0")
+def _tril(self, *, diagonal):
+    return jnp.tril(self, diagonal)
+
+
+def tril(input, diagonal=0):
+    return apply(_tril, (input,), (diagonal,))
+
+
+@op("CumprodBackward0")
+def _cumprod(self, *, dim):
+    return jnp.cumprod(self, axis=dim)
+
+
+def cumprod(input, dim):
+    return apply(_cumprod, (input,), (dim,))
+
+
+@op("StandardGammaBackward0", save=("self", "result"), nondiff=("sample",))
+def _standard_gamma(self, sample):
+    return sample
+
+
+@_standard_gamma.derivative
+def _(grad, self, result):  # the implicit reparameterisation gradient d sample / d concentration
+    return grad * jax.lax.random_gamma_grad(self, result)
+
+
+def broadcast_shapes(*shapes):
+    try:
+        return _creation.Size(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape.") from None
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
+
+
+# ----- random draws with per-element parameters: padded to the draw's size bucket (one program per bucket) -------
+def _draw_gamma(key, shape, dtype, alpha):
+    return jax.random.gamma(key, alpha, shape, dtype)
+
+
+def _draw_poisson(key, shape, dtype, rate):
+    return jax.random.poisson(key, rate, shape).astype(dtype)
+
+
+def _draw_binomial(key, shape, dtype, count, probs):
+    return jax.random.binomial(key, count, probs, shape, dtype)
+
+
+def _draw_categorical(key, shape, dtype, logits):  # logits: (size, K): one class per row
+    return jax.random.categorical(key, logits, axis=-1).astype(dtype)
+
+
+def _padded(draw, shape, dtype, generator, *params):
+    n = math.prod(shape)
+    size = max(64, 1 << (n - 1).bit_length())
+    flat = []
+    for p in params:
+        p = np.asarray(p)
+        p = np.broadcast_to(p, tuple(shape) + p.shape[len(shape):]).reshape((n,) + p.shape[len(shape):])
+        flat.append(np.concatenate([p, np.ones((size - n,) + p.shape[1:], p.dtype)]))
+    return wrap(_creation._sample(draw, _creation._key(generator), shape, dtype, *flat))
+
+
+def standard_gamma_sample(concentration, shape):
+    """Gamma(concentration, 1) draws of ``shape``, differentiable w.r.t. the concentration (StandardGammaBackward0)."""
+    conc = concentration.expand(shape)
+    sample = _padded(_draw_gamma, tuple(shape), conc._data.dtype, None, conc._data)
+    tiny = np.finfo(conc._data.dtype).tiny  # torch clamps the draws away from 0
+    sample = wrap(jnp.maximum(sample._data, tiny))
+    return apply(_standard_gamma, (conc, sample), ())
+
+
+def poisson_sample(rate):
+    return _padded(_draw_poisson, tuple(rate.shape), rate._data.dtype, None, rate._data)
+
+
+def binomial_sample(count, probs):
+    return _padded(_draw_binomial, tuple(probs.shape), probs._data.dtype, None, count._data, probs._data)
+
+
+def categorical_sample(logits, shape):
+    """Class indices (int64) of ``shape`` from logits broadcast to ``shape + (K,)``."""
+    return _padded(_draw_categorical, tuple(shape), np.int64, None, logits._data)
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+@op("IgammaBackward0", save=("self", "other"), nondiff=("self",))
+def _gammainc(self, other):
+    return jax.scipy.special.gammainc(self, other)
+
+
+@_gammainc.derivative
+def _(grad, self, other):
+    return grad * jnp.exp((self - 1) * jnp.log(other) - other - jax.lax.lgamma(self))
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function (no gradient w.r.t. ``input``, as in torch)."""
+    return apply(_gammainc, (input, other), ())
+
+
+@op("CholeskyInverseBackward0")
+def _cholesky_inverse(self):
+    eye = jnp.eye(self.shape[-1], dtype=self.dtype)
+    inv = jax.scipy.linalg.solve_triangular(self, jnp.broadcast_to(eye, self.shape), lower=True)
+    return jnp.swapaxes(inv, -1, -2) @ inv
+
+
+def cholesky_inverse(input):
+    """(L L^T)^-1 from a lower Cholesky factor L."""
+    return apply(_cholesky_inverse, (input,), ())
