@@ -116,3 +116,219 @@ def test_values_and_gradients_as_torch(name):
         assert (a is None) == (b is None)
         if b is not None:
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-10)
+
+
+def _make(m, name):
+    make, params, _, _ = CASES[name]
+    return make(m, *[m.tensor(p, requires_grad=True) for p in params])
+
+
+# sample moments: (case, rtol of the mean and of the variance against the distribution's own)
+MOMENTS = {"Normal": 0.08, "Uniform": 0.08, "Exponential": 0.1, "Laplace": 0.1, "Gumbel": 0.1, "Gamma": 0.1,
+           "Beta": 0.1, "Dirichlet": 0.1, "Bernoulli_probs": 0.1, "Binomial": 0.1, "Poisson": 0.1,
+           "Categorical_probs": 0.1, "OneHotCategorical": 0.1, "MVN_scale_tril": 0.1, "LowRankMVN": 0.1,
+           "LogNormal": 0.25, "StudentT": 0.3, "Independent": 0.08}
+
+
+@pytest.mark.parametrize("name", list(MOMENTS))
+def test_sample_shapes_and_moments(name):
+    tol = MOMENTS[name]
+    d, dt = _make(torchlike, name), _make(torch, name)
+    for shape in ((), (5,), (2, 3)):
+        assert tuple(d.sample(shape).shape) == tuple(dt.sample(shape).shape)
+        if dt.has_rsample:
+            assert tuple(d.rsample(shape).shape) == tuple(dt.rsample(shape).shape)
+    torchlike.manual_seed(0)
+    s = d.sample((4000,)).double()
+    if name.startswith("Categorical"):  # moments of the class index
+        p = dt.probs.detach().numpy()
+        mean, var = (p * np.arange(p.shape[-1])).sum(-1), (p * np.arange(p.shape[-1]) ** 2).sum(-1)
+        var = var - mean ** 2
+    else:
+        mean, var = dt.mean.detach().numpy(), dt.variance.detach().numpy()
+    np.testing.assert_allclose(s.mean(0).numpy(), mean, rtol=tol, atol=tol * np.sqrt(var).max())
+    np.testing.assert_allclose(s.var(0).numpy(), var, rtol=3 * tol, atol=tol * var.max())
+
+
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Dirichlet", "MVN_scale_tril", "Exponential",
+                                  "Transformed_affine_exp", "RelaxedBernoulli"])
+def test_rsample_is_differentiable(name):
+    make, params, _, _ = CASES[name]
+    ps = [torchlike.tensor(p, requires_grad=True) for p in params]
+    d = make(torchlike, *ps)
+    s = d.rsample((3,))
+    grads = torchlike.autograd.grad(s.sum(), ps, allow_unused=True)
+    assert grads[0] is not None and np.isfinite(grads[0].numpy()).all()
+    assert tuple(grads[0].shape) == tuple(ps[0].shape)
+    assert not d.sample((3,)).requires_grad
+
+
+def test_gamma_rsample_gradient_is_the_implicit_one():
+    # d sample / d concentration for Gamma(a, 1): check against a finite difference of the CDF relation
+    a = torchlike.tensor([0.8, 2.5, 6.0], requires_grad=True)
+    x = torchlike.distributions.Gamma(a, torchlike.ones(3, dtype=torchlike.float32)).rsample()
+    (g,) = torchlike.autograd.grad(x.sum(), a)
+    ta, tx = torch.tensor(a.detach().numpy(), requires_grad=True), torch.tensor(x.detach().numpy())
+    # implicit function theorem: dx/da = -(dF/da) / (dF/dx), with F the regularised incomplete gamma
+    eps = 1e-3
+    dfda = (torch.special.gammainc(ta.detach().double() + eps, tx.double())
+            - torch.special.gammainc(ta.detach().double() - eps, tx.double())) / (2 * eps)
+    dfdx = torch.distributions.Gamma(ta.detach().double(), 1.0).log_prob(tx.double()).exp()
+    np.testing.assert_allclose(g.numpy(), (-dfda / dfdx).numpy(), rtol=2e-3)
+
+
+KL = [("Normal", "Normal"), ("Normal_scalar", "Normal"), ("Uniform", "Uniform"), ("Exponential", "Exponential"),
+      ("Laplace", "Laplace"), ("Gamma", "Gamma"), ("Beta", "Beta"), ("Dirichlet", "Dirichlet"),
+      ("Bernoulli_probs", "Bernoulli_logits"), ("Binomial", "Binomial"), ("Poisson", "Poisson"),
+      ("Categorical_probs", "Categorical_logits"), ("OneHotCategorical", "OneHotCategorical"),
+      ("MVN_scale_tril", "MVN_covariance"), ("MVN_precision", "LowRankMVN"), ("LowRankMVN", "MVN_scale_tril"),
+      ("LowRankMVN", "LowRankMVN"), ("Independent", "Independent"), ("Gumbel", "Gumbel"), ("Cauchy", "Cauchy"),
+      ("Uniform", "Normal"), ("Uniform", "Gamma"), ("Exponential", "Gamma"), ("Gamma", "Normal"),
+      ("Laplace", "Normal"), ("Normal", "Laplace"), ("Beta", "Uniform"), ("Exponential", "Normal"),
+      ("Uniform", "Gumbel"), ("Normal", "Gumbel"), ("Gamma", "Exponential"), ("Transformed_affine_exp", "LogNormal")]
+
+
+@pytest.mark.parametrize("p,q", KL)
+def test_kl_divergence_as_torch(p, q):
+    out = {}
+    for m in (torch, torchlike):
+        mk_p, params_p, _, _ = CASES[p]
+        mk_q, params_q, _, _ = CASES[q]
+        pp = [m.tensor(x, requires_grad=True) for x in params_p]
+        pq = [m.tensor(x * 1.3 if x.ndim == 1 and p != q and "Categorical" not in q else x, requires_grad=True)
+              for x in params_q]
+        if q == "LowRankMVN" or q.startswith("MVN"):
+            pq = [m.tensor(x, requires_grad=True) for x in params_q]
+        try:
+            kl = m.distributions.kl_divergence(mk_p(m, *pp), mk_q(m, *pq))
+        except NotImplementedError as e:
+            out[m] = ("NotImplementedError", str(e).split(" ")[0])
+            continue
+        grads = m.autograd.grad(kl.sum(), pp + pq, allow_unused=True)
+        out[m] = (kl.detach().numpy(), [None if g is None else g.numpy() for g in grads])
+    want, got = out[torch], out[torchlike]
+    if isinstance(want[0], str):
+        assert got == want
+        return
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-10)
+    for a, b in zip(got[1], want[1]):
+        assert (a is None) == (b is None)
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-10)
+
+
+def test_register_kl():
+    D = torchlike.distributions
+
+    class MyNormal(D.Normal):
+        pass
+
+    @D.register_kl(MyNormal, D.Normal)
+    def _(p, q):
+        return torchlike.zeros(p.batch_shape)
+    assert D.kl_divergence(MyNormal(0.0, 1.0), D.Normal(1.0, 2.0)).item() == 0.0
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(D.Poisson(torchlike.tensor(1.0)), D.Normal(0.0, 1.0))
+
+
+def _error(m, fn):
+    try:
+        fn(m)
+    except Exception as e:  # noqa: BLE001 - the error is compared
+        return type(e), str(e).replace("torchlike.", "torch.")
+    return None
+
+
+ERRORS = {
+    "normal_scale": lambda m: m.distributions.Normal(m.tensor([0.0]), m.tensor([-1.0]), validate_args=True),
+    "bernoulli_both": lambda m: m.distributions.Bernoulli(probs=m.tensor([0.5]), logits=m.tensor([0.0])),
+    "bernoulli_neither": lambda m: m.distributions.Bernoulli(),
+    "categorical_probs": lambda m: m.distributions.Categorical(probs=m.tensor([0.5, -0.5]), validate_args=True),
+    "sample_outside_support": lambda m: m.distributions.Exponential(m.tensor([1.0]), validate_args=True).log_prob(
+        m.tensor([-1.0])),
+    "sample_wrong_shape": lambda m: m.distributions.Normal(m.zeros(3), m.ones(3), validate_args=True).log_prob(
+        m.zeros(2)),
+    "sample_not_tensor": lambda m: m.distributions.Normal(0.0, 1.0, validate_args=True).log_prob(0.5),
+    "mvn_no_matrix": lambda m: m.distributions.MultivariateNormal(m.zeros(2)),
+    "mvn_two_matrices": lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.eye(2), scale_tril=m.eye(2)),
+    "mvn_not_pd": lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.tensor([[1.0, 2.0], [2.0, 1.0]]),
+                                                              validate_args=True),
+    "dirichlet_scalar": lambda m: m.distributions.Dirichlet(m.tensor(1.0)),
+    "uniform_bounds": lambda m: m.distributions.Uniform(m.tensor([1.0]), m.tensor([0.0]), validate_args=True),
+    "independent_ndims": lambda m: m.distributions.Independent(m.distributions.Normal(m.zeros(2), m.ones(2)), 2),
+    "no_rsample": lambda m: m.distributions.Bernoulli(m.tensor([0.5])).rsample(),
+    "expand_bad": lambda m: m.distributions.Normal(m.zeros(3), m.ones(3)).expand((2,)),
+    "poisson_value": lambda m: m.distributions.Poisson(m.tensor([1.0]), validate_args=True).log_prob(m.tensor([0.5])),
+    "broadcast_all": lambda m: m.distributions.Normal("a", 1.0),
+    "binomial_count": lambda m: m.distributions.Binomial(m.tensor([-1.0]), m.tensor([0.5]), validate_args=True),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_as_torch(name):
+    want = _error(torch, ERRORS[name])
+    assert want is not None
+    got = _error(torchlike, ERRORS[name])
+    assert got[0] is want[0]
+    assert got[1] == want[1]
+
+
+def test_default_validate_args():
+    D = torchlike.distributions
+    D.Distribution.set_default_validate_args(False)
+    try:
+        D.Normal(torchlike.tensor([0.0]), torchlike.tensor([-1.0]))  # no check
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError, match="Expected parameter scale"):
+        D.Normal(torchlike.tensor([0.0]), torchlike.tensor([-1.0]))
+
+
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Categorical_logits", "MVN_scale_tril", "Independent", "Beta",
+                                  "Bernoulli_probs", "Dirichlet", "Transformed_affine_exp", "MixtureSameFamily"])
+def test_expand_as_torch(name):
+    out = {}
+    for m in (torch, torchlike):
+        d = _make(m, name)
+        e = d.expand((4,) + tuple(d.batch_shape))
+        v = m.tensor(CASES[name][2])
+        out[m] = (tuple(e.batch_shape), tuple(e.event_shape), e.log_prob(v).detach().numpy(),
+                  tuple(e.sample((2,)).shape))
+    assert out[torchlike][:2] == out[torch][:2] and out[torchlike][3] == out[torch][3]
+    np.testing.assert_allclose(out[torchlike][2], out[torch][2], rtol=1e-6)
+
+
+def test_support_constraints_and_enumerate_support():
+    D, TD = torchlike.distributions, torch.distributions
+    for name, cls in [("Normal", "real"), ("Exponential", "positive"), ("Beta", "unit_interval"),
+                      ("Dirichlet", "simplex")]:
+        d, t = _make(torchlike, name), _make(torch, name)
+        assert type(d.support).__name__ == type(t.support).__name__
+        assert sorted(d.arg_constraints) == sorted(t.arg_constraints)
+    x = torchlike.tensor([-1.0, 0.5, 2.0])
+    assert D.constraints.positive.check(x).tolist() == TD.constraints.positive.check(torch.tensor([-1.0, 0.5, 2.0])).tolist()
+    assert D.constraints.unit_interval.check(x).tolist() == [False, True, False]
+    assert D.constraints.simplex.check(torchlike.tensor(SIMPLEX)).tolist() == [True, True]
+    assert D.constraints.positive_definite.check(torchlike.tensor(A)).item()
+    assert not D.constraints.positive_definite.check(torchlike.tensor([[1.0, 2.0], [2.0, 1.0]])).item()
+    c = D.Categorical(logits=torchlike.tensor(LOGITS))
+    assert c.enumerate_support().tolist() == TD.Categorical(logits=torch.tensor(LOGITS)).enumerate_support().tolist()
+    b = D.Bernoulli(torchlike.tensor(PROB))
+    assert b.enumerate_support(expand=False).tolist() == [[0.0], [1.0]]
+
+
+def test_draws_follow_the_generator_seed():
+    D = torchlike.distributions
+    dists = [D.Normal(0.0, 1.0), D.Gamma(torchlike.tensor([2.0]), 1.0), D.Categorical(logits=torchlike.zeros(3)),
+             D.Poisson(torchlike.tensor([3.0])), D.Bernoulli(torchlike.tensor([0.3]))]
+    torchlike.manual_seed(7)
+    first = [d.sample((5,)).tolist() for d in dists]
+    torchlike.manual_seed(7)
+    assert [d.sample((5,)).tolist() for d in dists] == first
+    assert D.Normal(0.0, 1.0).sample().dtype == torchlike.float32 and D.Normal(0.0, 1.0).sample().shape == ()
+
+
+def test_repr_as_torch():
+    for name in ("Normal", "Categorical_probs", "MVN_scale_tril", "Independent"):
+        got = repr(_make(torchlike, name)).replace("torchlike.", "torch.")
+        assert got == repr(_make(torch, name))
