@@ -2,7 +2,7 @@ import warnings
 import torchlike as torch
 from .._tensor import Tensor
 from . import constraints
-from .utils import lazy_property
+from .utils import _Number, broadcast_all, lazy_property
 __all__ = ['Distribution']
 
 class Distribution:
@@ -133,6 +133,25 @@ class Distribution:
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f'Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom __init__ method must also define a custom .expand() method.')
         return self.__new__(type(self)) if _instance is None else _instance
+
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """``expand`` of a ``cls`` whose attributes ``names`` are all expanded to the new batch shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = torch.Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _broadcast_params(self, validate_args, **params):
+        """Set the parameters broadcast together (numbers become tensors); the batch shape is theirs, () when all
+        are numbers."""
+        values = broadcast_all(*params.values())
+        for name, value in zip(params, values):
+            setattr(self, name, value)
+        numbers = all(isinstance(v, _Number) for v in params.values())
+        Distribution.__init__(self, torch.Size() if numbers else values[0].size(), validate_args=validate_args)
 
     def __repr__(self):
         param_names = [k for k in self.arg_constraints if k in self.__dict__]

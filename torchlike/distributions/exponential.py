@@ -30,17 +30,10 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def __init__(self, rate, validate_args=None):
-        self.rate, = broadcast_all(rate)
-        batch_shape = torch.Size() if isinstance(rate, _Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._broadcast_params(validate_args, rate=rate)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Exponential, batch_shape, _instance, 'rate')
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

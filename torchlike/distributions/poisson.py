@@ -25,20 +25,10 @@ class Poisson(ExponentialFamily):
         return self.rate
 
     def __init__(self, rate, validate_args=None):
-        self.rate, = broadcast_all(rate)
-        if isinstance(rate, _Number):
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._broadcast_params(validate_args, rate=rate)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Poisson, batch_shape, _instance, 'rate')
 
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

@@ -1,5 +1,5 @@
 import torchlike as torch
-from .utils import _Number
+from .utils import _expand_probs_or_logits, _set_probs_or_logits
 from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
@@ -15,33 +15,14 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError('Either `probs` or `logits` must be specified, but not both.')
-        if probs is not None:
-            is_scalar = isinstance(probs, _Number)
-            self.probs, = broadcast_all(probs)
-        else:
-            if logits is None:
-                raise AssertionError('logits is unexpectedly None')
-            is_scalar = isinstance(logits, _Number)
-            self.logits, = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        if is_scalar:
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self._param.size()
+        batch_shape = _set_probs_or_logits(self, probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         batch_shape = torch.Size(batch_shape)
         new.temperature = self.temperature
-        if 'probs' in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if 'logits' in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        _expand_probs_or_logits(self, new, batch_shape)
         super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -25,6 +25,24 @@ def broadcast_all(*values):
     return _ops.broadcast_tensors(*values)
 
 
+def _set_probs_or_logits(dist, probs, logits):
+    """Set the one of probs and logits given (torch's ValueError unless exactly one is); returns the batch shape."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    setattr(dist, name, broadcast_all(value)[0])
+    dist._param = getattr(dist, name)
+    return torch.Size() if isinstance(value, _Number) else dist._param.size()
+
+
+def _expand_probs_or_logits(dist, new, shape):
+    """``expand``: ``new`` gets whichever of probs and logits ``dist`` holds, expanded to ``shape``."""
+    for name in ("probs", "logits"):
+        if name in dist.__dict__:
+            setattr(new, name, getattr(dist, name).expand(shape))
+            new._param = getattr(new, name)
+
+
 def _standard_normal(shape, dtype, device):
     return _creation.randn(tuple(shape), dtype=dtype, device=device)
 
