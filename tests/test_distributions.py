@@ -127,7 +127,19 @@ def _make(m, name):
 MOMENTS = {"Normal": 0.08, "Uniform": 0.08, "Exponential": 0.1, "Laplace": 0.1, "Gumbel": 0.1, "Gamma": 0.1,
            "Beta": 0.1, "Dirichlet": 0.1, "Bernoulli_probs": 0.1, "Binomial": 0.1, "Poisson": 0.1,
            "Categorical_probs": 0.1, "OneHotCategorical": 0.1, "MVN_scale_tril": 0.1, "LowRankMVN": 0.1,
-           "LogNormal": 0.25, "StudentT": 0.3, "Independent": 0.08}
+           "LogNormal": 0.25, "StudentT": 0.3, "Independent": 0.08, "MixtureSameFamily": 0.1}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_sample_shapes_as_torch(name):
+    d, dt = _make(torchlike, name), _make(torch, name)
+    assert d.has_rsample == dt.has_rsample
+    for shape in ((), (2, 3)):
+        s, st = d.sample(shape), dt.sample(shape)
+        assert tuple(s.shape) == tuple(st.shape) and str(s.dtype)[10:] == str(st.dtype)[6:]
+        assert bool(d.support.check(s).all()), name
+        if dt.has_rsample:
+            assert tuple(d.rsample(shape).shape) == tuple(dt.rsample(shape).shape)
 
 
 @pytest.mark.parametrize("name", list(MOMENTS))
@@ -332,3 +344,48 @@ def test_repr_as_torch():
     for name in ("Normal", "Categorical_probs", "MVN_scale_tril", "Independent"):
         got = repr(_make(torchlike, name)).replace("torchlike.", "torch.")
         assert got == repr(_make(torch, name))
+
+
+def _number(x):
+    return x.tolist() if hasattr(x, "tolist") else x
+
+
+TRANSFORMS = {
+    "Exp": (lambda D, a: D.ExpTransform(), X),
+    "Affine": (lambda D, a: D.AffineTransform(a, a * a + 0.5), X),
+    "Sigmoid": (lambda D, a: D.SigmoidTransform(), X),
+    "Tanh": (lambda D, a: D.TanhTransform(), X),
+    "Power": (lambda D, a: D.PowerTransform(a * 0 + 2.5), XPOS),
+    "Abs": (lambda D, a: D.AbsTransform(), X),
+    "Softmax": (lambda D, a: D.SoftmaxTransform(), X),
+    "StickBreaking": (lambda D, a: D.StickBreakingTransform(), X),
+    "Compose": (lambda D, a: D.ComposeTransform([D.AffineTransform(a, 2.0), D.ExpTransform(),
+                                                 D.PowerTransform(0.5)]), X),
+    "Inverse": (lambda D, a: D.ExpTransform().inv, XPOS),
+    "Softplus": (lambda D, a: D.SoftplusTransform(), X),
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_transforms_as_torch(name):
+    make, x = TRANSFORMS[name]
+    out = {}
+    for m in (torch, torchlike):
+        a = m.tensor(LOC, requires_grad=True)
+        xt = m.tensor(x, requires_grad=True)
+        t = make(m.distributions, a)
+        y = t(xt)
+        res = [y]
+        if t.bijective:
+            res.append(t.inv(y))
+            if name not in ("Softmax",):
+                res.append(t.log_abs_det_jacobian(xt, y))
+        grads = m.autograd.grad(sum((r * (i + 1)).sum() for i, r in enumerate(res)), [xt, a], allow_unused=True)
+        out[m] = ([r.detach().numpy() for r in res], [None if g is None else g.numpy() for g in grads],
+                  tuple(t.forward_shape((2, 3))), t.bijective, _number(t.sign) if t.bijective and name not in ("Softmax", "StickBreaking") else 0)
+    (vw, gw, *rw), (vg, gg, *rg) = out[torch], out[torchlike]
+    assert rg == rw
+    for a, b in zip(vg + gg, vw + gw):
+        assert (a is None) == (b is None)
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-10)

@@ -87,6 +87,8 @@ def broadcast_tensors(*tensors):
 
 
 # ----- random draws with per-element parameters: padded to the draw's size bucket (one program per bucket) -------
+
+
 def _draw_gamma(key, shape, dtype, alpha):
     return jax.random.gamma(key, alpha, shape, dtype)
 

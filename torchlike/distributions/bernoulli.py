@@ -8,8 +8,9 @@ from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logit
 from ..nn.functional import binary_cross_entropy_with_logits
 __all__ = ['Bernoulli']
 
+
 class Bernoulli(ExponentialFamily):
-    """Creates a Bernoulli distribution parameterized by :attr:`probs`"""
+    """Creates a Bernoulli distribution parameterized by ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
     support = constraints.boolean
     has_enumerate_support = True

@@ -7,8 +7,9 @@ from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 __all__ = ['Beta']
 
+
 class Beta(ExponentialFamily):
-    """Beta distribution parameterized by :attr:`concentration1` and :attr:`concentration0`."""
+    """Beta distribution parameterized by ``concentration1`` and ``concentration0``."""
     arg_constraints = {'concentration1': constraints.positive, 'concentration0': constraints.positive}
     support = constraints.unit_interval
     has_rsample = True

@@ -6,11 +6,13 @@ from .distribution import Distribution
 from .utils import _expand_probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 __all__ = ['Binomial']
 
+
 def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
+
 class Binomial(Distribution):
-    """Creates a Binomial distribution parameterized by :attr:`total_count` and"""
+    """Creates a Binomial distribution parameterized by ``total_count`` and either ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'total_count': constraints.nonnegative_integer, 'probs': constraints.unit_interval, 'logits': constraints.real}
     has_enumerate_support = True
 

@@ -7,8 +7,9 @@ from .utils import _expand_probs_or_logits, lazy_property, logits_to_probs, prob
 from . import _ops
 __all__ = ['Categorical']
 
+
 class Categorical(Distribution):
-    """Creates a categorical distribution parameterized by either :attr:`probs` or"""
+    """Creates a categorical distribution parameterized by either ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
     has_enumerate_support = True
 

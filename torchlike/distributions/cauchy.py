@@ -8,8 +8,9 @@ from .distribution import Distribution
 from .utils import broadcast_all
 __all__ = ['Cauchy']
 
+
 class Cauchy(Distribution):
-    """Samples from a Cauchy (Lorentz) distribution. The distribution of the ratio of"""
+    """Samples from a Cauchy (Lorentz) distribution."""
     arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -7,6 +7,7 @@ import torchlike as torch
 from . import _ops
 __all__ = ['Constraint', 'boolean', 'cat', 'corr_cholesky', 'dependent', 'dependent_property', 'greater_than', 'greater_than_eq', 'independent', 'integer_interval', 'interval', 'half_open_interval', 'is_dependent', 'less_than', 'lower_cholesky', 'lower_triangular', 'MixtureSameFamilyConstraint', 'multinomial', 'nonnegative', 'nonnegative_integer', 'one_hot', 'positive', 'positive_semidefinite', 'positive_definite', 'positive_integer', 'real', 'real_vector', 'simplex', 'square', 'stack', 'symmetric', 'unit_interval']
 
+
 class Constraint:
     """Abstract base class for constraints."""
     is_discrete = False
@@ -17,6 +18,7 @@ class Constraint:
 
     def __repr__(self):
         return self.__class__.__name__[1:] + '()'
+
 
 class _Dependent(Constraint):
     """Placeholder for variables whose support depends on other variables."""
@@ -48,11 +50,13 @@ class _Dependent(Constraint):
     def check(self, x):
         raise ValueError('Cannot determine validity of dependent constraint')
 
+
 def is_dependent(constraint):
     return isinstance(constraint, _Dependent)
 
+
 class _DependentProperty(property, _Dependent):
-    """Decorator that extends @property to act like a `Dependent` constraint when"""
+    """Decorator that extends @property to act like a `Dependent` constraint when called on a class and act like a property when called on an object."""
 
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         super().__init__(fn)
@@ -62,8 +66,9 @@ class _DependentProperty(property, _Dependent):
     def __call__(self, fn):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
+
 class _IndependentConstraint(Constraint):
-    """Wraps a constraint by aggregating over ``reinterpreted_batch_ndims``-many"""
+    """Wraps a constraint by aggregating over ``reinterpreted_batch_ndims``-many dims in ``check``, so that an event is valid only if all its independent entries are valid."""
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         if not isinstance(base_constraint, Constraint):
@@ -96,8 +101,9 @@ class _IndependentConstraint(Constraint):
     def __repr__(self):
         return f'{self.__class__.__name__[1:]}({repr(self.base_constraint)}, {self.reinterpreted_batch_ndims})'
 
+
 class MixtureSameFamilyConstraint(Constraint):
-    """Constraint for the :class:`~MixtureSameFamily`"""
+    """Constraint for the ``torch.distributions.MixtureSameFamily`` distribution that adds back the rightmost batch dimension before performing the validity check with the component distribution constraint."""
 
     def __init__(self, base_constraint):
         if not isinstance(base_constraint, Constraint):
@@ -126,12 +132,14 @@ class MixtureSameFamilyConstraint(Constraint):
     def __repr__(self):
         return f'{self.__class__.__name__}({repr(self.base_constraint)})'
 
+
 class _Boolean(Constraint):
     """Constrain to the two values `{0, 1}`."""
     is_discrete = True
 
     def check(self, value):
         return (value == 0) | (value == 1)
+
 
 class _OneHot(Constraint):
     """Constrain to one-hot vectors."""
@@ -142,6 +150,7 @@ class _OneHot(Constraint):
         is_boolean = (value == 0) | (value == 1)
         is_normalized = value.sum(-1).eq(1)
         return is_boolean.all(-1) & is_normalized
+
 
 class _IntegerInterval(Constraint):
     """Constrain to an integer interval `[lower_bound, upper_bound]`."""
@@ -160,6 +169,7 @@ class _IntegerInterval(Constraint):
         fmt_string += f'(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})'
         return fmt_string
 
+
 class _IntegerLessThan(Constraint):
     """Constrain to an integer interval `(-inf, upper_bound]`."""
     is_discrete = True
@@ -175,6 +185,7 @@ class _IntegerLessThan(Constraint):
         fmt_string = self.__class__.__name__[1:]
         fmt_string += f'(upper_bound={self.upper_bound})'
         return fmt_string
+
 
 class _IntegerGreaterThan(Constraint):
     """Constrain to an integer interval `[lower_bound, inf)`."""
@@ -192,11 +203,13 @@ class _IntegerGreaterThan(Constraint):
         fmt_string += f'(lower_bound={self.lower_bound})'
         return fmt_string
 
+
 class _Real(Constraint):
     """Trivially constrain to the extended real line `[-inf, inf]`."""
 
     def check(self, value):
         return value == value
+
 
 class _GreaterThan(Constraint):
     """Constrain to a real half line `(lower_bound, inf]`."""
@@ -213,6 +226,7 @@ class _GreaterThan(Constraint):
         fmt_string += f'(lower_bound={self.lower_bound})'
         return fmt_string
 
+
 class _GreaterThanEq(Constraint):
     """Constrain to a real half line `[lower_bound, inf)`."""
 
@@ -228,6 +242,7 @@ class _GreaterThanEq(Constraint):
         fmt_string += f'(lower_bound={self.lower_bound})'
         return fmt_string
 
+
 class _LessThan(Constraint):
     """Constrain to a real half line `[-inf, upper_bound)`."""
 
@@ -242,6 +257,7 @@ class _LessThan(Constraint):
         fmt_string = self.__class__.__name__[1:]
         fmt_string += f'(upper_bound={self.upper_bound})'
         return fmt_string
+
 
 class _Interval(Constraint):
     """Constrain to a real interval `[lower_bound, upper_bound]`."""
@@ -259,6 +275,7 @@ class _Interval(Constraint):
         fmt_string += f'(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})'
         return fmt_string
 
+
 class _HalfOpenInterval(Constraint):
     """Constrain to a real interval `[lower_bound, upper_bound)`."""
 
@@ -275,12 +292,14 @@ class _HalfOpenInterval(Constraint):
         fmt_string += f'(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})'
         return fmt_string
 
+
 class _Simplex(Constraint):
     """Constrain to the unit simplex in the innermost (rightmost) dimension."""
     event_dim = 1
 
     def check(self, value):
         return torch.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-06)
+
 
 class _Multinomial(Constraint):
     """Constrain to nonnegative integer values summing to at most an upper bound."""
@@ -293,6 +312,7 @@ class _Multinomial(Constraint):
     def check(self, x):
         return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
 
+
 class _LowerTriangular(Constraint):
     """Constrain to lower-triangular square matrices."""
     event_dim = 2
@@ -300,6 +320,7 @@ class _LowerTriangular(Constraint):
     def check(self, value):
         value_tril = _ops.tril(value)
         return (value_tril == value).view(value.shape[:-2] + (-1,)).min(-1)[0]
+
 
 class _LowerCholesky(Constraint):
     """Constrain to lower-triangular square matrices with positive diagonals."""
@@ -311,8 +332,9 @@ class _LowerCholesky(Constraint):
         positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
         return lower_triangular & positive_diagonal
 
+
 class _CorrCholesky(Constraint):
-    """Constrain to lower-triangular square matrices with positive diagonals and each"""
+    """Constrain to lower-triangular square matrices with positive diagonals and each row vector being of unit length."""
     event_dim = 2
 
     def check(self, value):
@@ -321,12 +343,14 @@ class _CorrCholesky(Constraint):
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
+
 class _Square(Constraint):
     """Constrain to square matrices."""
     event_dim = 2
 
     def check(self, value):
         return torch.full(size=value.shape[:-2], fill_value=value.shape[-2] == value.shape[-1], dtype=torch.bool, device=value.device)
+
 
 class _Symmetric(_Square):
     """Constrain to Symmetric square matrices."""
@@ -337,6 +361,7 @@ class _Symmetric(_Square):
             return square_check
         return torch.isclose(value, value.mT, atol=1e-06).all(-2).all(-1)
 
+
 class _PositiveSemidefinite(_Symmetric):
     """Constrain to positive-semidefinite matrices."""
 
@@ -345,6 +370,7 @@ class _PositiveSemidefinite(_Symmetric):
         if not sym_check.all():
             return sym_check
         return wrap(jnp.all(jnp.linalg.eigvalsh(value._data) >= 0, -1))
+
 
 class _PositiveDefinite(_Symmetric):
     """Constrain to positive-definite matrices."""
@@ -355,8 +381,9 @@ class _PositiveDefinite(_Symmetric):
             return sym_check
         return wrap(~jnp.isnan(jnp.linalg.cholesky(value._data)).any((-2, -1)))
 
+
 class _Cat(Constraint):
-    """Constraint functor that applies a sequence of constraints"""
+    """Constraint functor that applies a sequence of constraints `cseq` at the submatrices at dimension `dim`, each of size `lengths[dim]`, in a way compatible with ``torch.cat``."""
 
     def __init__(self, cseq, dim=0, lengths=None):
         if not all((isinstance(c, Constraint) for c in cseq)):
@@ -389,8 +416,9 @@ class _Cat(Constraint):
             start = start + length
         return torch.cat(checks, self.dim)
 
+
 class _Stack(Constraint):
-    """Constraint functor that applies a sequence of constraints"""
+    """Constraint functor that applies a sequence of constraints `cseq` at the submatrices at dimension `dim`, in a way compatible with ``torch.stack``."""
 
     def __init__(self, cseq, dim=0):
         if not all((isinstance(c, Constraint) for c in cseq)):

@@ -5,8 +5,9 @@ from .exp_family import ExponentialFamily
 from . import _ops
 __all__ = ['Dirichlet']
 
+
 class Dirichlet(ExponentialFamily):
-    """Creates a Dirichlet distribution parameterized by concentration :attr:`concentration`."""
+    """Creates a Dirichlet distribution parameterized by concentration ``concentration``."""
     arg_constraints = {'concentration': constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True

@@ -5,6 +5,7 @@ from . import constraints
 from .utils import _Number, broadcast_all, lazy_property
 __all__ = ['Distribution']
 
+
 class Distribution:
     """Distribution is the abstract base class for probability distributions."""
     has_rsample = False

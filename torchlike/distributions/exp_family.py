@@ -3,8 +3,9 @@ from .._tensor import Tensor
 from .distribution import Distribution
 __all__ = ['ExponentialFamily']
 
+
 class ExponentialFamily(Distribution):
-    """ExponentialFamily is the abstract base class for probability distributions belonging to an"""
+    """ExponentialFamily is the abstract base class for probability distributions belonging to an exponential family, whose probability mass/density function has the form is defined below"""
 
     @property
     def _natural_params(self):

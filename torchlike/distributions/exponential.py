@@ -6,8 +6,9 @@ from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 __all__ = ['Exponential']
 
+
 class Exponential(ExponentialFamily):
-    """Creates a Exponential distribution parameterized by :attr:`rate`."""
+    """Creates a Exponential distribution parameterized by ``rate``."""
     arg_constraints = {'rate': constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -7,11 +7,13 @@ from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 __all__ = ['Gamma']
 
+
 def _standard_gamma(concentration):
     return _ops.standard_gamma_sample(concentration, concentration.shape)
 
+
 class Gamma(ExponentialFamily):
-    """Creates a Gamma distribution parameterized by shape :attr:`concentration` and :attr:`rate`."""
+    """Creates a Gamma distribution parameterized by shape ``concentration`` and ``rate``."""
     arg_constraints = {'concentration': constraints.positive, 'rate': constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -9,6 +9,7 @@ from .uniform import Uniform
 from .utils import broadcast_all, euler_constant
 __all__ = ['Gumbel']
 
+
 class Gumbel(TransformedDistribution):
     """Samples from a Gumbel Distribution."""
     arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}

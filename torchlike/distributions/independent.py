@@ -6,6 +6,7 @@ from .distribution import Distribution
 from .utils import _sum_rightmost
 __all__ = ['Independent']
 
+
 class Independent(Distribution):
     """Reinterprets some of the batch dims of a distribution as event dims."""
     arg_constraints = {}

@@ -31,6 +31,7 @@ _KL_REGISTRY = {}
 _KL_MEMOIZE = {}
 __all__ = ['register_kl', 'kl_divergence']
 
+
 def register_kl(type_p, type_q):
     if not isinstance(type_p, type) and issubclass(type_p, Distribution):
         raise TypeError(f'Expected type_p to be a Distribution subclass but got {type_p}')
@@ -42,6 +43,7 @@ def register_kl(type_p, type_q):
         _KL_MEMOIZE.clear()
         return fun
     return decorator
+
 
 @total_ordering
 class _Match:
@@ -61,6 +63,7 @@ class _Match:
                 break
         return True
 
+
 def _dispatch_kl(type_p, type_q):
     matches = [(super_p, super_q) for super_p, super_q in _KL_REGISTRY if issubclass(type_p, super_p) and issubclass(type_q, super_q)]
     if not matches:
@@ -73,17 +76,21 @@ def _dispatch_kl(type_p, type_q):
         warnings.warn(f'Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please register_kl({left_p.__name__}, {right_q.__name__})', RuntimeWarning, stacklevel=2)
     return left_fun
 
+
 def _infinite_like(tensor):
     return torch.full_like(tensor, inf)
 
+
 def _x_log_x(tensor):
     return torch.xlogy(tensor, tensor)
+
 
 def _batch_trace_XXT(bmat):
     n = bmat.size(-1)
     m = bmat.size(-2)
     flat_trace = bmat.reshape(-1, m * n).pow(2).sum(-1)
     return flat_trace.reshape(bmat.shape[:-2])
+
 
 def kl_divergence(p, q):
     try:
@@ -95,6 +102,7 @@ def kl_divergence(p, q):
         raise NotImplementedError(f'No KL(p || q) is implemented for p type {p.__class__.__name__} and q type {q.__class__.__name__}')
     return fun(p, q)
 
+
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
     t1 = p.probs * (torch.nn.functional.softplus(-q.logits) - torch.nn.functional.softplus(-p.logits))
@@ -104,6 +112,7 @@ def _kl_bernoulli_bernoulli(p, q):
     t2[q.probs == 1] = inf
     t2[p.probs == 1] = 0
     return t1 + t2
+
 
 @register_kl(Beta, Beta)
 def _kl_beta_beta(p, q):
@@ -116,6 +125,7 @@ def _kl_beta_beta(p, q):
     t5 = (sum_params_q - sum_params_p) * torch.digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
 
+
 @register_kl(Binomial, Binomial)
 def _kl_binomial_binomial(p, q):
     if (p.total_count < q.total_count).any():
@@ -124,6 +134,7 @@ def _kl_binomial_binomial(p, q):
     inf_idxs = p.total_count > q.total_count
     kl[inf_idxs] = _infinite_like(kl[inf_idxs])
     return kl
+
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p, q):
@@ -143,11 +154,13 @@ def _kl_dirichlet_dirichlet(p, q):
     t4 = p.concentration.digamma() - sum_p_concentration.digamma().unsqueeze(-1)
     return t1 - t2 + (t3 * t4).sum(-1)
 
+
 @register_kl(Exponential, Exponential)
 def _kl_exponential_exponential(p, q):
     rate_ratio = q.rate / p.rate
     t1 = -rate_ratio.log()
     return t1 + rate_ratio - 1
+
 
 @register_kl(ExponentialFamily, ExponentialFamily)
 def _kl_expfamily_expfamily(p, q):
@@ -163,6 +176,7 @@ def _kl_expfamily_expfamily(p, q):
         result -= _sum_rightmost(term, len(q.event_shape))
     return result
 
+
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * (p.rate / q.rate).log()
@@ -170,6 +184,7 @@ def _kl_gamma_gamma(p, q):
     t3 = (p.concentration - q.concentration) * torch.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
+
 
 @register_kl(Gumbel, Gumbel)
 def _kl_gumbel_gumbel(p, q):
@@ -182,7 +197,6 @@ def _kl_gumbel_gumbel(p, q):
     return t1 + t2 + t3 - (1 + _euler_gamma)
 
 
-
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p, q):
     scale_ratio = p.scale / q.scale
@@ -191,6 +205,7 @@ def _kl_laplace_laplace(p, q):
     t2 = loc_abs_diff / q.scale
     t3 = scale_ratio * torch.exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
+
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
@@ -207,6 +222,7 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
     term2 = term21 + term22 - term23 - term24
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
+
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
     if p.event_shape != q.event_shape:
@@ -219,6 +235,7 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
     term22 = _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril))
     term2 = term21 - term22
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
 
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
@@ -236,6 +253,7 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     term2 = term21 + term22
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     if p.event_shape != q.event_shape:
@@ -249,11 +267,13 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 
+
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
 
 @register_kl(OneHotCategorical, OneHotCategorical)
 def _kl_onehotcategorical_onehotcategorical(p, q):
@@ -264,6 +284,7 @@ def _kl_onehotcategorical_onehotcategorical(p, q):
 def _kl_poisson_poisson(p, q):
     return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
 
+
 @register_kl(TransformedDistribution, TransformedDistribution)
 def _kl_transformed_transformed(p, q):
     if p.transforms != q.transforms:
@@ -272,21 +293,23 @@ def _kl_transformed_transformed(p, q):
         raise NotImplementedError
     return kl_divergence(p.base_dist, q.base_dist)
 
+
 @register_kl(Uniform, Uniform)
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     result[(q.low > p.low) | (q.high < p.high)] = inf
     return result
 
+
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-
 @register_kl(Beta, Exponential)
 def _kl_beta_exponential(p, q):
     return -p.entropy() - q.rate.log() + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0))
+
 
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p, q):
@@ -295,6 +318,7 @@ def _kl_beta_gamma(p, q):
     t3 = (q.concentration - 1) * (p.concentration1.digamma() - (p.concentration1 + p.concentration0).digamma())
     t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
     return t1 + t2 - t3 + t4
+
 
 @register_kl(Beta, Normal)
 def _kl_beta_normal(p, q):
@@ -307,6 +331,7 @@ def _kl_beta_normal(p, q):
     t5 = q.loc.pow(2) * 0.5
     return t1 + t2 + (t3 - t4 + t5) / var_normal
 
+
 @register_kl(Beta, Uniform)
 def _kl_beta_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
@@ -314,15 +339,12 @@ def _kl_beta_uniform(p, q):
     return result
 
 
-
-
-
-
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
     t1 = -q.concentration * torch.log(ratio)
     return t1 + ratio + q.concentration.lgamma() + q.concentration * _euler_gamma - (1 + _euler_gamma)
+
 
 @register_kl(Exponential, Gumbel)
 def _kl_exponential_gumbel(p, q):
@@ -332,6 +354,7 @@ def _kl_exponential_gumbel(p, q):
     t2 = torch.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
     t3 = scale_rate_prod.reciprocal()
     return t1 - loc_scale_ratio + t2 + t3
+
 
 @register_kl(Exponential, Normal)
 def _kl_exponential_normal(p, q):
@@ -348,6 +371,7 @@ def _kl_exponential_normal(p, q):
 def _kl_gamma_exponential(p, q):
     return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
 
+
 @register_kl(Gamma, Gumbel)
 def _kl_gamma_gumbel(p, q):
     beta_scale_prod = p.rate * q.scale
@@ -356,6 +380,7 @@ def _kl_gamma_gumbel(p, q):
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
     t3 = torch.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration) - loc_scale_ratio
     return t1 + t2 + t3
+
 
 @register_kl(Gamma, Normal)
 def _kl_gamma_normal(p, q):
@@ -398,6 +423,7 @@ def _kl_normal_gumbel(p, q):
     t3 = torch.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
     return -t1 + t2 + t3 - 0.5 * (1 + math.log(2 * math.pi))
 
+
 @register_kl(Normal, Laplace)
 def _kl_normal_laplace(p, q):
     loc_diff = p.loc - q.loc
@@ -409,13 +435,11 @@ def _kl_normal_laplace(p, q):
     return -t1 + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
 
 
-
-
-
 @register_kl(Poisson, Bernoulli)
 @register_kl(Poisson, Binomial)
 def _kl_poisson_infinity(p, q):
     return _infinite_like(p.rate)
+
 
 @register_kl(Uniform, Beta)
 def _kl_uniform_beta(p, q):
@@ -435,6 +459,7 @@ def _kl_uniform_exponetial(p, q):
     result[p.low < q.support.lower_bound] = inf
     return result
 
+
 @register_kl(Uniform, Gamma)
 def _kl_uniform_gamma(p, q):
     common_term = p.high - p.low
@@ -446,6 +471,7 @@ def _kl_uniform_gamma(p, q):
     result[p.low < q.support.lower_bound] = inf
     return result
 
+
 @register_kl(Uniform, Gumbel)
 def _kl_uniform_gumbel(p, q):
     common_term = q.scale / (p.high - p.low)
@@ -454,6 +480,7 @@ def _kl_uniform_gumbel(p, q):
     t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
     t2 = common_term * (torch.exp(-high_loc_diff) - torch.exp(-low_loc_diff))
     return t1 - t2
+
 
 @register_kl(Uniform, Normal)
 def _kl_uniform_normal(p, q):
@@ -471,11 +498,13 @@ def _kl_independent_independent(p, q):
     result = kl_divergence(p.base_dist, q.base_dist)
     return _sum_rightmost(result, p.reinterpreted_batch_ndims)
 
+
 @register_kl(Cauchy, Cauchy)
 def _kl_cauchy_cauchy(p, q):
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
 
 def _add_kl_info():
     rows = ['KL divergence is currently implemented for the following distribution pairs:']

@@ -6,8 +6,9 @@ from .distribution import Distribution
 from .utils import broadcast_all
 __all__ = ['Laplace']
 
+
 class Laplace(Distribution):
-    """Creates a Laplace distribution parameterized by :attr:`loc` and :attr:`scale`."""
+    """Creates a Laplace distribution parameterized by ``loc`` and ``scale``."""
     arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
     support = constraints.real
     has_rsample = True

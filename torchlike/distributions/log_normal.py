@@ -5,8 +5,9 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 __all__ = ['LogNormal']
 
+
 class LogNormal(TransformedDistribution):
-    """Creates a log-normal distribution parameterized by"""
+    """Creates a log-normal distribution parameterized by ``loc`` and ``scale`` where::"""
     arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
     support = constraints.positive
     has_rsample = True

@@ -8,6 +8,7 @@ from .utils import _standard_normal, lazy_property
 from . import _ops
 __all__ = ['LowRankMultivariateNormal']
 
+
 def _batch_capacitance_tril(W, D):
     m = W.size(-1)
     Wt_Dinv = W.mT / D.unsqueeze(-2)
@@ -15,8 +16,10 @@ def _batch_capacitance_tril(W, D):
     K.view(-1, m * m)[:, ::m + 1] += 1
     return _ops.cholesky(K)
 
+
 def _batch_lowrank_logdet(W, D, capacitance_tril):
     return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
+
 
 def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     Wt_Dinv = W.mT / D.unsqueeze(-2)
@@ -25,8 +28,9 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     mahalanobis_term2 = _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
     return mahalanobis_term1 - mahalanobis_term2
 
+
 class LowRankMultivariateNormal(Distribution):
-    """Creates a multivariate normal distribution with covariance matrix having a low-rank form"""
+    """Creates a multivariate normal distribution with covariance matrix having a low-rank form parameterized by ``cov_factor`` and ``cov_diag``::"""
     arg_constraints = {'loc': constraints.real_vector, 'cov_factor': constraints.independent(constraints.real, 2), 'cov_diag': constraints.independent(constraints.positive, 1)}
     support = constraints.real_vector
     has_rsample = True

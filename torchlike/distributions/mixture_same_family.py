@@ -5,8 +5,9 @@ from .constraints import MixtureSameFamilyConstraint
 from .distribution import Distribution
 __all__ = ['MixtureSameFamily']
 
+
 class MixtureSameFamily(Distribution):
-    """The `MixtureSameFamily` distribution implements a (batch of) mixture"""
+    """The `MixtureSameFamily` distribution implements a (batch of) mixture distribution where all components are from different parameterizations of the same distribution type."""
     arg_constraints = {}
     has_rsample = False
 

@@ -7,8 +7,10 @@ from .utils import _standard_normal, lazy_property
 from . import _ops
 __all__ = ['MultivariateNormal']
 
+
 def _batch_mv(bmat, bvec):
     return torch.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+
 
 def _batch_mahalanobis(bL, bx):
     n = bx.size(-1)
@@ -37,6 +39,7 @@ def _batch_mahalanobis(bL, bx):
     reshaped_M = permuted_M.permute(permute_inv_dims)
     return reshaped_M.reshape(bx_batch_shape)
 
+
 def _precision_to_scale_tril(P):
     Lf = _ops.cholesky(torch.flip(P, (-2, -1)))
     L_inv = torch.transpose(torch.flip(Lf, (-2, -1)), -2, -1)
@@ -44,8 +47,9 @@ def _precision_to_scale_tril(P):
     L = _ops.solve_triangular(L_inv, Id, upper=False)
     return L
 
+
 class MultivariateNormal(Distribution):
-    """Creates a multivariate normal (also called Gaussian) distribution"""
+    """Creates a multivariate normal (also called Gaussian) distribution parameterized by a mean vector and a covariance matrix."""
     arg_constraints = {'loc': constraints.real_vector, 'covariance_matrix': constraints.positive_definite, 'precision_matrix': constraints.positive_definite, 'scale_tril': constraints.lower_cholesky}
     support = constraints.real_vector
     has_rsample = True

@@ -7,8 +7,9 @@ from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 __all__ = ['Normal']
 
+
 class Normal(ExponentialFamily):
-    """Creates a normal (also called Gaussian) distribution parameterized by"""
+    """Creates a normal (also called Gaussian) distribution parameterized by ``loc`` and ``scale``."""
     arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
     support = constraints.real
     has_rsample = True

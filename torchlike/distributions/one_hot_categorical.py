@@ -5,8 +5,9 @@ from .categorical import Categorical
 from .distribution import Distribution
 __all__ = ['OneHotCategorical', 'OneHotCategoricalStraightThrough']
 
+
 class OneHotCategorical(Distribution):
-    """Creates a one-hot categorical distribution parameterized by :attr:`probs` or"""
+    """Creates a one-hot categorical distribution parameterized by ``probs`` or ``logits``."""
     arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
     support = constraints.one_hot
     has_enumerate_support = True
@@ -82,8 +83,9 @@ class OneHotCategorical(Distribution):
             values = values.expand((n,) + self.batch_shape + (n,))
         return values
 
+
 class OneHotCategoricalStraightThrough(OneHotCategorical):
-    """Creates a reparameterizable :class:`OneHotCategorical` distribution based on the straight-"""
+    """Creates a reparameterizable ``OneHotCategorical`` distribution based on the straight- through gradient estimator from [1]."""
     has_rsample = True
 
     def rsample(self, sample_shape=torch.Size()):

@@ -7,8 +7,9 @@ from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 __all__ = ['Poisson']
 
+
 class Poisson(ExponentialFamily):
-    """Creates a Poisson distribution parameterized by :attr:`rate`, the rate parameter."""
+    """Creates a Poisson distribution parameterized by ``rate``, the rate parameter."""
     arg_constraints = {'rate': constraints.nonnegative}
     support = constraints.nonnegative_integer
 

@@ -8,8 +8,9 @@ from .transforms import SigmoidTransform
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 __all__ = ['LogitRelaxedBernoulli', 'RelaxedBernoulli']
 
+
 class LogitRelaxedBernoulli(Distribution):
-    """Creates a LogitRelaxedBernoulli distribution parameterized by :attr:`probs`"""
+    """Creates a LogitRelaxedBernoulli distribution parameterized by ``probs`` or ``logits`` (but not both), which is the logit of a RelaxedBernoulli distribution."""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
     support = constraints.real
 
@@ -55,8 +56,9 @@ class LogitRelaxedBernoulli(Distribution):
         diff = logits - value.mul(self.temperature)
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
+
 class RelaxedBernoulli(TransformedDistribution):
-    """Creates a RelaxedBernoulli distribution, parametrized by"""
+    """Creates a RelaxedBernoulli distribution, parametrized by ``temperature``, and either ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
     support = constraints.unit_interval
     has_rsample = True

@@ -8,8 +8,9 @@ from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 __all__ = ['ExpRelaxedCategorical', 'RelaxedOneHotCategorical']
 
+
 class ExpRelaxedCategorical(Distribution):
-    """Creates a ExpRelaxedCategorical parameterized by"""
+    """Creates a ExpRelaxedCategorical parameterized by ``temperature``, and either ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
     support = constraints.real_vector
     has_rsample = True
@@ -62,8 +63,9 @@ class ExpRelaxedCategorical(Distribution):
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
         return score + log_scale
 
+
 class RelaxedOneHotCategorical(TransformedDistribution):
-    """Creates a RelaxedOneHotCategorical distribution parametrized by"""
+    """Creates a RelaxedOneHotCategorical distribution parametrized by ``temperature``, and either ``probs`` or ``logits``."""
     arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
     support = constraints.simplex
     has_rsample = True

@@ -8,8 +8,9 @@ from .distribution import Distribution
 from .utils import _standard_normal, broadcast_all
 __all__ = ['StudentT']
 
+
 class StudentT(Distribution):
-    """Creates a Student's t-distribution parameterized by degree of"""
+    """Creates a Student's t-distribution parameterized by degree of freedom ``df``, mean ``loc`` and scale ``scale``."""
     arg_constraints = {'df': constraints.positive, 'loc': constraints.real, 'scale': constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -7,8 +7,9 @@ from .transforms import ComposeTransform, Transform
 from .utils import _sum_rightmost
 __all__ = ['TransformedDistribution']
 
+
 class TransformedDistribution(Distribution):
-    """Extension of the Distribution class, which applies a sequence of Transforms"""
+    """Extension of the Distribution class, which applies a sequence of Transforms to a base distribution."""
     arg_constraints = {}
 
     def __init__(self, base_distribution, transforms, validate_args=None):

@@ -13,8 +13,9 @@ from ..nn.functional import softplus
 from . import _ops
 __all__ = ['AbsTransform', 'AffineTransform', 'CatTransform', 'ComposeTransform', 'CumulativeDistributionTransform', 'ExpTransform', 'IndependentTransform', 'PowerTransform', 'ReshapeTransform', 'SigmoidTransform', 'SoftplusTransform', 'TanhTransform', 'SoftmaxTransform', 'StackTransform', 'StickBreakingTransform', 'Transform', 'identity_transform']
 
+
 class Transform:
-    """Abstract class for invertible transformations with computable log"""
+    """Abstract class for invertible transformations with computable log det jacobians."""
     bijective = False
 
     def __init__(self, cache_size=0):
@@ -102,8 +103,9 @@ class Transform:
     def inverse_shape(self, shape):
         return shape
 
+
 class _InverseTransform(Transform):
-    """Inverts a single :class:`Transform`."""
+    """Inverts a single ``Transform``."""
 
     def __init__(self, transform):
         super().__init__(cache_size=transform._cache_size)
@@ -167,6 +169,7 @@ class _InverseTransform(Transform):
 
     def inverse_shape(self, shape):
         return self._inv.forward_shape(shape)
+
 
 class ComposeTransform(Transform):
     """Composes multiple transforms in a chain."""
@@ -273,8 +276,9 @@ class ComposeTransform(Transform):
         return fmt_string
 identity_transform = ComposeTransform([])
 
+
 class IndependentTransform(Transform):
-    """Wrapper around another transform to treat"""
+    """Wrapper around another transform to treat ``reinterpreted_batch_ndims``-many extra of the right most dimensions as dependent."""
 
     def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
         super().__init__(cache_size=cache_size)
@@ -325,6 +329,7 @@ class IndependentTransform(Transform):
 
     def inverse_shape(self, shape):
         return self.base_transform.inverse_shape(shape)
+
 
 class ReshapeTransform(Transform):
     """Unit Jacobian transform to reshape the rightmost part of a tensor."""
@@ -378,8 +383,9 @@ class ReshapeTransform(Transform):
             raise ValueError(f'Shape mismatch: expected {shape[cut:]} but got {self.out_shape}')
         return shape[:cut] + self.in_shape
 
+
 class ExpTransform(Transform):
-    """Transform via the mapping :math:`y = \\exp(x)`."""
+    """Transform via the mapping ``y = \\exp(x)``."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
@@ -397,8 +403,9 @@ class ExpTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return x
 
+
 class PowerTransform(Transform):
-    """Transform via the mapping :math:`y = x^{\\text{exponent}}`."""
+    """Transform via the mapping ``y = x^{\\text{exponent}}``."""
     domain = constraints.positive
     codomain = constraints.positive
     bijective = True
@@ -436,12 +443,14 @@ class PowerTransform(Transform):
     def inverse_shape(self, shape):
         return _ops.broadcast_shapes(shape, getattr(self.exponent, 'shape', ()))
 
+
 def _clipped_sigmoid(x):
     finfo = torch.finfo(x.dtype)
     return torch.clamp(torch.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
+
 class SigmoidTransform(Transform):
-    """Transform via the mapping :math:`y = \\frac{1}{1 + \\exp(-x)}` and :math:`x = \\text{logit}(y)`."""
+    """Transform via the mapping ``y = \\frac{1}{1 + \\exp(-x)}`` and ``x = \\text{logit}(y)``."""
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
@@ -461,8 +470,9 @@ class SigmoidTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return -F.softplus(-x) - F.softplus(x)
 
+
 class SoftplusTransform(Transform):
-    """Transform via the mapping :math:`\\text{Softplus}(x) = \\log(1 + \\exp(x))`."""
+    """Transform via the mapping ``\\text{Softplus}(x) = \\log(1 + \\exp(x))``."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
@@ -480,8 +490,9 @@ class SoftplusTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return -softplus(-x)
 
+
 class TanhTransform(Transform):
-    """Transform via the mapping :math:`y = \\tanh(x)`."""
+    """Transform via the mapping ``y = \\tanh(x)``."""
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
@@ -499,8 +510,9 @@ class TanhTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
+
 class AbsTransform(Transform):
-    """Transform via the mapping :math:`y = |x|`."""
+    """Transform via the mapping ``y = |x|``."""
     domain = constraints.real
     codomain = constraints.positive
 
@@ -513,8 +525,9 @@ class AbsTransform(Transform):
     def _inverse(self, y):
         return y
 
+
 class AffineTransform(Transform):
-    """Transform via the pointwise affine mapping :math:`y = \\text{loc} + \\text{scale} \\times x`."""
+    """Transform via the pointwise affine mapping ``y = \\text{loc} + \\text{scale} \\times x``."""
     bijective = True
 
     def __init__(self, loc, scale, event_dim=0, cache_size=0):
@@ -592,7 +605,7 @@ class AffineTransform(Transform):
 
 
 class SoftmaxTransform(Transform):
-    """Transform from unconstrained space to the simplex via :math:`y = \\exp(x)` then"""
+    """Transform from unconstrained space to the simplex via ``y = \\exp(x)`` then normalizing."""
     domain = constraints.real_vector
     codomain = constraints.simplex
 
@@ -618,8 +631,9 @@ class SoftmaxTransform(Transform):
             raise ValueError('Too few dimensions on input')
         return shape
 
+
 class StickBreakingTransform(Transform):
-    """Transform from unconstrained space to the simplex of one additional"""
+    """Transform from unconstrained space to the simplex of one additional dimension via a stick-breaking process."""
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
@@ -660,9 +674,8 @@ class StickBreakingTransform(Transform):
         return shape[:-1] + (shape[-1] - 1,)
 
 
-
 class CatTransform(Transform):
-    """Transform functor that applies a sequence of transforms `tseq`"""
+    """Transform functor that applies a sequence of transforms `tseq` component-wise to each submatrix at `dim`, of length `lengths[dim]`, in a way compatible with ``torch.cat``."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
         if not all((isinstance(t, Transform) for t in tseq)):
@@ -757,8 +770,9 @@ class CatTransform(Transform):
     def codomain(self):
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
+
 class StackTransform(Transform):
-    """Transform functor that applies a sequence of transforms `tseq`"""
+    """Transform functor that applies a sequence of transforms `tseq` component-wise to each submatrix at `dim` in a way compatible with ``torch.stack``."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
         if not all((isinstance(t, Transform) for t in tseq)):
@@ -824,6 +838,7 @@ class StackTransform(Transform):
     @constraints.dependent_property
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
 
 class CumulativeDistributionTransform(Transform):
     """Transform via the cumulative distribution function of a probability distribution."""

@@ -7,8 +7,9 @@ from .distribution import Distribution
 from .utils import broadcast_all
 __all__ = ['Uniform']
 
+
 class Uniform(Distribution):
-    """Generates uniformly distributed random samples from the half-open interval"""
+    """Generates uniformly distributed random samples from the half-open interval ``[low, high)``."""
     has_rsample = True
 
     @property

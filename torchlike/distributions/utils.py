@@ -70,7 +70,7 @@ def probs_to_logits(probs, is_binary=False):
 
 
 class lazy_property:
-    """A property computed on first access (with grad enabled) and then stored on the instance."""
+    """Used as a decorator for lazy loading of class attributes."""
 
     def __init__(self, wrapped):
         self.wrapped = wrapped
@@ -86,7 +86,7 @@ class lazy_property:
 
 
 class _lazy_property_and_property(lazy_property, property):
-    """A lazy property seen on the class: also a property (for documentation tools)."""
+    """We want lazy properties to look like multiple things."""
 
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
