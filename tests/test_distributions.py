@@ -85,7 +85,9 @@ def _run(m, name):
     make, params, value, extra = CASES[name]
     ps = [m.tensor(p, requires_grad=True) for p in params]
     d = make(m, *ps)
-    v = m.tensor(value)
+    v = m.tensor(value, requires_grad=not d.support.is_discrete and value.dtype == np.float64)
+    if v.requires_grad:
+        ps = ps + [v]  # the gradient w.r.t. the value (a score) too
     out = {"log_prob": d.log_prob(v), "batch_shape": tuple(d.batch_shape), "event_shape": tuple(d.event_shape)}
     for k in ("entropy",) + STATS:
         try:
@@ -389,3 +391,11 @@ def test_transforms_as_torch(name):
         assert (a is None) == (b is None)
         if b is not None:
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-10)
+
+
+def test_gamma_cdf_has_no_concentration_gradient_as_torch():
+    for m in (torch, torchlike):
+        a = m.tensor(POS, requires_grad=True)
+        c = m.distributions.Gamma(a, m.tensor(SCALE)).cdf(m.tensor(XPOS))
+        with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not implemented."):
+            c.sum().backward()

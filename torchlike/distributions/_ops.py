@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, op, wrap
+from .._internal import OpNode, apply, op, wrap
 from .._tensor import Tensor
 from ..ops import creation as _creation
 
@@ -142,14 +142,20 @@ def is_tensor(x):
     return isinstance(x, Tensor)
 
 
-@op("IgammaBackward0", save=("self", "other"), nondiff=("self",))
+def _igamma_apply(node, grads, mask=None):
+    if (node._mask if mask is None else mask)[0]:
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+    return OpNode._apply(node, grads, mask)
+
+
+@op("IgammaBackward0", save=("self", "other"), node_apply=_igamma_apply)
 def _gammainc(self, other):
     return jax.scipy.special.gammainc(self, other)
 
 
 @_gammainc.derivative
-def _(grad, self, other):
-    return grad * jnp.exp((self - 1) * jnp.log(other) - other - jax.lax.lgamma(self))
+def _(grad, self, other):  # torch has no derivative w.r.t. self (the node raises when it is asked for)
+    return jnp.zeros_like(self), grad * jnp.exp((self - 1) * jnp.log(other) - other - jax.lax.lgamma(self))
 
 
 def gammainc(input, other):
