@@ -1,6 +1,5 @@
 """torchlike.distributions against torch.distributions on the same float64 inputs: log_prob, entropy, cdf/icdf,
 mean/mode/variance/stddev and their gradients w.r.t. the parameters; sample shapes; sample moments."""
-import math
 
 import numpy as np
 import pytest

@@ -1,7 +1,6 @@
 import torchlike as torch
 from .utils import _expand_probs_or_logits, _set_probs_or_logits
 from math import nan
-from .._tensor import Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits

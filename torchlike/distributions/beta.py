@@ -1,6 +1,5 @@
 import torchlike as torch
 from .utils import _Number
-from .._tensor import Tensor
 from . import constraints
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily

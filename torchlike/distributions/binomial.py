@@ -1,6 +1,5 @@
 import torchlike as torch
 from . import _ops
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .utils import _expand_probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits

@@ -1,11 +1,8 @@
 import math
 import torchlike as torch
-from .utils import _Number
 from math import inf, nan
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 __all__ = ['Cauchy']
 
 

@@ -1,5 +1,4 @@
 """torch.distributions.constraints: the sets of valid parameter and sample values."""
-from collections.abc import Callable
 import jax.numpy as jnp
 
 from .._internal import wrap

@@ -1,5 +1,4 @@
 import torchlike as torch
-from .._tensor import Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
 from . import _ops

@@ -1,6 +1,5 @@
 import warnings
 import torchlike as torch
-from .._tensor import Tensor
 from . import constraints
 from .utils import _Number, broadcast_all, lazy_property
 __all__ = ['Distribution']

@@ -1,5 +1,4 @@
 import torchlike as torch
-from .._tensor import Tensor
 from .distribution import Distribution
 __all__ = ['ExponentialFamily']
 

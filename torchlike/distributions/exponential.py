@@ -1,9 +1,6 @@
 import torchlike as torch
-from .utils import _Number
-from .._tensor import Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 __all__ = ['Exponential']
 
 

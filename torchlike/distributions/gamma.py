@@ -1,10 +1,7 @@
 import torchlike as torch
-from .utils import _Number
 from . import _ops
-from .._tensor import Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 __all__ = ['Gamma']
 
 

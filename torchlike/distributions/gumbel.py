@@ -1,7 +1,6 @@
 import math
 import torchlike as torch
 from .utils import _Number
-from .._tensor import Tensor
 from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform

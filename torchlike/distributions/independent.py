@@ -1,6 +1,4 @@
 import torchlike as torch
-from .._tensor import Tensor
-from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _sum_rightmost

@@ -1,10 +1,8 @@
 import math
 import warnings
-from collections.abc import Callable
 from functools import total_ordering
 import torchlike as torch
 from math import inf
-from .._tensor import Tensor
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

@@ -1,9 +1,6 @@
 import torchlike as torch
-from .utils import _Number
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 __all__ = ['Laplace']
 
 

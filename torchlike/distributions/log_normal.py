@@ -1,4 +1,3 @@
-from .._tensor import Tensor
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution

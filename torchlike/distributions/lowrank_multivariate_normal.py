@@ -1,6 +1,5 @@
 import math
 import torchlike as torch
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv

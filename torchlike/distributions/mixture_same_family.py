@@ -1,5 +1,4 @@
 import torchlike as torch
-from .._tensor import Tensor
 from . import Categorical, constraints
 from .constraints import MixtureSameFamilyConstraint
 from .distribution import Distribution

@@ -1,6 +1,5 @@
 import math
 import torchlike as torch
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property

@@ -1,10 +1,9 @@
 import math
 import torchlike as torch
 from .utils import _Number
-from .._tensor import Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 __all__ = ['Normal']
 
 

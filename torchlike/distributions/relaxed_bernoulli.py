@@ -1,6 +1,5 @@
 import torchlike as torch
 from .utils import _expand_probs_or_logits, _set_probs_or_logits
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution

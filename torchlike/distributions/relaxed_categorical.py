@@ -1,5 +1,4 @@
 import torchlike as torch
-from .._tensor import Tensor
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution

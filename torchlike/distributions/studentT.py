@@ -1,7 +1,6 @@
 import math
 import torchlike as torch
 from math import inf, nan
-from .._tensor import Tensor
 from . import constraints
 from .gamma import Gamma
 from .distribution import Distribution

@@ -1,5 +1,4 @@
 import torchlike as torch
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .independent import Independent

@@ -1,14 +1,11 @@
 import functools
 import math
 import operator
-from collections.abc import Sequence
 import torchlike as torch
 from .utils import _Number
 from ..nn import functional as F
-from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution
-from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
+from .utils import _sum_rightmost, broadcast_all, lazy_property
 from ..nn.functional import softplus
 from . import _ops
 __all__ = ['AbsTransform', 'AffineTransform', 'CatTransform', 'ComposeTransform', 'CumulativeDistributionTransform', 'ExpTransform', 'IndependentTransform', 'PowerTransform', 'ReshapeTransform', 'SigmoidTransform', 'SoftplusTransform', 'TanhTransform', 'SoftmaxTransform', 'StackTransform', 'StickBreakingTransform', 'Transform', 'identity_transform']

@@ -1,10 +1,7 @@
 import torchlike as torch
-from .utils import _Number
 from math import nan
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 __all__ = ['Uniform']
 
 
