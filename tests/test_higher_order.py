@@ -89,6 +89,13 @@ def _complex(m, x, y):
 
 
 POINTWISE = {
+    "lgamma": (lambda m, x: m.lgamma(x), [POS]),
+    "digamma": (lambda m, x: m.digamma(x), [POS]),
+    "erfinv": (lambda m, x: m.erfinv(x * 0.5), [UNIT]),
+    "polygamma": (lambda m, x: m.polygamma(2, x), [POS]),
+    "mvlgamma": (lambda m, x: m.mvlgamma(x + 2, 2), [POS]),
+    "xlogy": (lambda m, x, y: m.xlogy(x, y), [A, POS]),
+    "xlogy_scalars": (lambda m, x: m.xlogy(x, 2.0) * x + m.xlogy(2.0, x), [POS]),
     "rsub_scalar": (lambda m, x: m.rsub(x, 2, alpha=2), [A]),
     "rpow": (lambda m, x: 2.5 ** x, [A]),
     "pow_scalar_neg": (lambda m, x: x ** -1.5, [POS]),
