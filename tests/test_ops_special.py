@@ -46,3 +46,14 @@ def test_polygamma_negative_n():
 
 def test_integer_input_is_float():
     assert torchlike.lgamma(torchlike.tensor([1, 2])).dtype == torchlike.float32
+
+
+def test_methods_inplace_and_out_as_torch():
+    x = np.array([1.5, 2.5, 4.0])
+    for fn in (lambda m, t: t.polygamma(2), lambda m, t: t.clone().polygamma_(1), lambda m, t: t.mvlgamma(2),
+               lambda m, t: t.clone().xlogy_(t), lambda m, t: t.clone().lgamma_(),
+               lambda m, t: m.xlogy(t, 3.0, out=m.empty(3, dtype=m.float64)),
+               lambda m, t: m.polygamma(1, t, out=m.empty(3, dtype=m.float64)),
+               lambda m, t: m.mvlgamma(t, 2, out=m.empty(3, dtype=m.float64))):
+        np.testing.assert_allclose(fn(torchlike, torchlike.tensor(x)).numpy(), fn(torch, torch.tensor(x)).numpy(),
+                                   rtol=1e-6)

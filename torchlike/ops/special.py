@@ -5,9 +5,9 @@ import jax
 import jax.numpy as jnp
 
 from ._bind import public
-from ._registry import OpDef, op, _apply
-from .pointwise import (_as_number, _binary_inplace, _entry, _is_tensor_operand, _to_float, _true_div_dtype, _unary,
-                        _wrap_scalar)
+from ._registry import OpDef, op, _apply, _apply_inplace
+from .pointwise import (_as_number, _binary_inplace, _check_float_inplace, _entry, _is_tensor_operand, _to_float,
+                        _true_div_dtype, _unary, _wrap_scalar, _write_out)
 
 
 def _polygamma(n, x):
@@ -33,9 +33,20 @@ def _(grad, self, n):
     return grad * _polygamma(n + 1, self)
 
 
-@public(method=False)
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_(self, n):
+    _check_float_inplace(self)
+    return _apply_inplace(_polygamma_op, self, (self,), (int(n),))
+
+
+@public(method=_polygamma_method, inplace=_polygamma_)
 def polygamma(n, input, *, out=None):
     """The n-th derivative of digamma (PolygammaBackward0)."""
+    if out is not None:
+        return _write_out("polygamma", polygamma(n, input), out, (input,))
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return _apply(_polygamma_op, (_to_float(input),), (int(n),))
@@ -78,8 +89,10 @@ def _xlogy_(self, other):
 
 
 @public(inplace=_xlogy_)
-def xlogy(input, other):
+def xlogy(input, other, *, out=None):
     """x * log(y), 0 where x == 0 (unless y is NaN) (XlogyBackward0/1/2)."""
+    if out is not None:
+        return _write_out("xlogy", xlogy(input, other), out, (input, other))
     return _apply(_xlogy_entry(input, other), (_wrap_scalar(input), _wrap_scalar(other)),
                   (_true_div_dtype(input, other),))
 
@@ -97,6 +110,8 @@ def _(grad, self, p):
 
 
 @public
-def mvlgamma(input, p):
+def mvlgamma(input, p, *, out=None):
     """Multivariate log-gamma of dimension p (MvlgammaBackward0)."""
+    if out is not None:
+        return _write_out("mvlgamma", mvlgamma(input, p), out, (input,))
     return _apply(_mvlgamma, (_to_float(input),), (int(p),))

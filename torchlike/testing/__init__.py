@@ -21,7 +21,8 @@ def _low_high(dtype, low, high, lowest, highest, default_low, default_high):
         raise ValueError(f"`low` and `high` cannot be NaN, but got {low=} and {high=}")
     if low == high and dtype in _FLOATING:
         warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is deprecated "
-                      "since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.", FutureWarning, stacklevel=3)
+                      "since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.", FutureWarning,
+                      stacklevel=3)
     elif low >= high:
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
     elif high < lowest or low >= highest:

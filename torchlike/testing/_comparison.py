@@ -50,7 +50,8 @@ def _mismatch_msg(default, identifier, extra, abs_diff, abs_idx, atol, rel_diff,
     equality = rtol == 0 and atol == 0
 
     def diff_msg(kind, diff, idx, tol):
-        msg = f"{kind.title()} difference: {diff}" if idx is None else f"Greatest {kind} difference: {diff} at index {idx}"
+        msg = (f"{kind.title()} difference: {diff}" if idx is None
+               else f"Greatest {kind} difference: {diff} at index {idx}")
         return msg + ("" if equality else f" (up to {tol} allowed)") + "\n"
 
     identifier = default if identifier is None else identifier(default) if callable(identifier) else identifier
