@@ -1,6 +1,7 @@
 """torchlike.distributions against torch.distributions on the same float64 inputs: log_prob, entropy, cdf/icdf,
 mean/mode/variance/stddev and their gradients w.r.t. the parameters; sample shapes; sample moments."""
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -398,3 +399,25 @@ def test_gamma_cdf_has_no_concentration_gradient_as_torch():
         c = m.distributions.Gamma(a, m.tensor(SCALE)).cdf(m.tensor(XPOS))
         with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not implemented."):
             c.sum().backward()
+
+
+_traces = [0]
+
+
+def _count_traces(event, duration, **kw):
+    _traces[0] += event == "/jax/core/compile/jaxpr_trace_duration"
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_traces)
+
+
+def test_draws_with_parameters_reuse_the_sampler_for_new_shapes():
+    # per-element parameters are padded to the draw's power-of-two bucket: a new shape traces only the cut
+    from torchlike.distributions import _ops
+    _ops.poisson_sample(torchlike.full((5, 3), 2.0, dtype=torchlike.float64))
+    _ops.standard_gamma_sample(torchlike.full((7,), 2.0, dtype=torchlike.float64), (7,))
+    for shape in ((4, 4), (2, 9), (17,)):
+        rate = torchlike.full(shape, 3.0, dtype=torchlike.float64)
+        before = _traces[0]
+        s = _ops.poisson_sample(rate)
+        assert _traces[0] - before <= 1 and tuple(s.shape) == shape and s.dtype == torchlike.float64
