@@ -421,3 +421,14 @@ def test_draws_with_parameters_reuse_the_sampler_for_new_shapes():
         before = _traces[0]
         s = _ops.poisson_sample(rate)
         assert _traces[0] - before <= 1 and tuple(s.shape) == shape and s.dtype == torchlike.float64
+
+
+def test_bernoulli_mode_straight_through_and_sample_n_as_torch():
+    for m in (torch, torchlike):
+        D = m.distributions
+        assert np.allclose(D.Bernoulli(m.tensor([0.5, 0.7])).mode.numpy(), [np.nan, 1.0], equal_nan=True)
+        st = D.OneHotCategoricalStraightThrough(logits=m.tensor([[0.1, 0.5, 2.0]], requires_grad=True))
+        s = st.rsample((2,))
+        assert tuple(s.shape) == (2, 1, 3) and s.requires_grad and set(s.detach().numpy().sum(-1).ravel()) == {1.0}
+        with pytest.warns(FutureWarning, match="`sample_n\\(n\\)` will be deprecated"):
+            assert tuple(D.Normal(0.0, 1.0).sample_n(2).shape) == (2,)
