@@ -133,3 +133,18 @@ def test_make_tensor_errors_as_torch(kw):
     with pytest.raises(ValueError) as got:
         make_tensor(3, dtype=getattr(torchlike, name), device="cpu", **kw)
     assert str(got.value).replace("torchlike.", "torch.") == str(want.value)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "complex64", "complex128", "int8", "uint8",
+                                   "int64", "bool"])
+def test_messages_per_dtype_as_torch(dtype):
+    rng = np.random.RandomState(1)
+    for _ in range(3):
+        a, e = rng.randn(5) * 3, rng.randn(5) * 3
+        if dtype.startswith("complex"):
+            a, e = a + 1j * rng.randn(5), e + 1j * rng.randn(5)
+        if dtype == "uint8":
+            a, e = np.abs(a), np.abs(e)
+        want, got = (_outcome(m, m.tensor(a).to(getattr(m, dtype)), m.tensor(e).to(getattr(m, dtype)), {})
+                     for m in (torch, torchlike))
+        assert want is not None and got == want
