@@ -432,3 +432,14 @@ def test_bernoulli_mode_straight_through_and_sample_n_as_torch():
         assert tuple(s.shape) == (2, 1, 3) and s.requires_grad and set(s.detach().numpy().sum(-1).ravel()) == {1.0}
         with pytest.warns(FutureWarning, match="`sample_n\\(n\\)` will be deprecated"):
             assert tuple(D.Normal(0.0, 1.0).sample_n(2).shape) == (2,)
+
+
+@pytest.mark.parametrize("cov", [[[1.0, 2.0], [2.0, 1.0]], [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]],
+                                 [[-1.0, 0.0], [0.0, 1.0]]])
+def test_cholesky_of_a_matrix_not_positive_definite_as_torch(cov):
+    msgs = []
+    for m in (torch, torchlike):
+        with pytest.raises(RuntimeError) as e:
+            m.distributions.MultivariateNormal(m.zeros(2), m.tensor(cov), validate_args=False)
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]

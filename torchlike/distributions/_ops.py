@@ -17,9 +17,29 @@ def _cholesky(self, *, upper):
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
+class LinAlgError(RuntimeError):
+    """A matrix that is not positive-definite (torch.linalg.LinAlgError)."""
+
+
+def _check_factorized(A, L):
+    """torch's LinAlgError for the first matrix whose factorization failed (JAX fills it with NaN)."""
+    if isinstance(L, jax.core.Tracer) or not bool(jnp.isnan(L).any()):
+        return
+    flat = np.asarray(A).reshape((-1,) + tuple(A.shape[-2:]))
+    failed = np.isnan(np.asarray(L)).reshape(flat.shape[0], -1).any(-1)
+    batch = int(np.argmax(failed))
+    order = next(k for k in range(1, flat.shape[-1] + 1) if np.isnan(
+        np.asarray(jnp.linalg.cholesky(flat[batch, :k, :k]))).any())
+    where = f"(Batch element {batch}): " if len(A.shape) > 2 else ""
+    raise LinAlgError(f"linalg.cholesky: {where}The factorization could not be completed because the input is not "
+                      f"positive-definite (the leading minor of order {order} is not positive-definite).")
+
+
 def cholesky(input, *, upper=False):
-    """torch.linalg.cholesky (no check of positive definiteness: NaN where it fails)."""
-    return apply(_cholesky, (input,), (upper,))
+    """torch.linalg.cholesky, with its error for a matrix that is not positive-definite."""
+    out = apply(_cholesky, (input,), (upper,))
+    _check_factorized(input._data, out._data)
+    return out
 
 
 @op("LinalgSolveTriangularBackward0")
