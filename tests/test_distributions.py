@@ -443,3 +443,22 @@ def test_cholesky_of_a_matrix_not_positive_definite_as_torch(cov):
             m.distributions.MultivariateNormal(m.zeros(2), m.tensor(cov), validate_args=False)
         msgs.append(str(e.value))
     assert msgs[1] == msgs[0]
+
+
+def test_utils_as_torch():
+    from torch.distributions import utils as TU
+
+    from torchlike.distributions import utils as U
+    m = np.arange(9.0).reshape(3, 3)
+    for d in (0, -1):
+        v = U.tril_matrix_to_vec(torchlike.tensor(m), d)
+        assert np.array_equal(v.numpy(), TU.tril_matrix_to_vec(torch.tensor(m), d).numpy())
+        assert np.array_equal(U.vec_to_tril_matrix(v, d).numpy(),
+                              TU.vec_to_tril_matrix(torch.tensor(v.numpy()), d).numpy())
+    for binary in (True, False):
+        np.testing.assert_allclose(U.probs_to_logits(torchlike.tensor(PROB), binary).numpy(),
+                                   TU.probs_to_logits(torch.tensor(PROB), binary).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(U.logits_to_probs(torchlike.tensor(LOC), binary).numpy(),
+                                   TU.logits_to_probs(torch.tensor(LOC), binary).numpy(), rtol=1e-12)
+    a, b = U.broadcast_all(torchlike.ones(2, 1, dtype=torchlike.float64), 3.0)
+    assert tuple(b.shape) == (2, 1) and b.dtype == torchlike.float64
