@@ -89,6 +89,13 @@ def _complex(m, x, y):
 
 
 POINTWISE = {
+    "lgamma": (lambda m, x: m.lgamma(x), [POS]),
+    "digamma": (lambda m, x: m.digamma(x), [POS]),
+    "erfinv": (lambda m, x: m.erfinv(x * 0.5), [UNIT]),
+    "polygamma": (lambda m, x: m.polygamma(2, x), [POS]),
+    "mvlgamma": (lambda m, x: m.mvlgamma(x + 2, 2), [POS]),
+    "xlogy": (lambda m, x, y: m.xlogy(x, y), [A, POS]),
+    "xlogy_scalars": (lambda m, x: m.xlogy(x, 2.0) * x + m.xlogy(2.0, x), [POS]),
     "rsub_scalar": (lambda m, x: m.rsub(x, 2, alpha=2), [A]),
     "rpow": (lambda m, x: 2.5 ** x, [A]),
     "pow_scalar_neg": (lambda m, x: x ** -1.5, [POS]),
@@ -130,6 +137,41 @@ POINTWISE = {
 }
 for _n, (_f, _a) in POINTWISE.items():
     _add("pointwise", _n, _f, _a)
+
+SQ = RNG.standard_normal((3, 3))
+OTHER = {  # ops/sorting.py, ops/other.py, ops/reduction.py's newer reductions, ops/spectral.py, ops/sampling.py
+    "sort": (lambda m, x: m.sort(x, 1).values * x, [A]),
+    "sort_stable": (lambda m, x: m.sort(x, dim=0, stable=True).values ** 2, [A]),
+    "topk": (lambda m, x: m.topk(x, 2).values ** 2, [A]),
+    "kthvalue": (lambda m, x: m.kthvalue(x, 2, 1).values ** 2, [A]),
+    "median": (lambda m, x: m.median(x) * x, [A]),
+    "median_dim": (lambda m, x: m.median(x, 1).values ** 2, [A]),
+    "nanmedian": (lambda m, x: m.nanmedian(x) * x + m.nanmedian(x, 0).values.sum() * x, [A]),
+    "mode": (lambda m, x: m.mode(x, 1).values ** 2, [A]),
+    "cummax_cummin": (lambda m, x: m.cummax(x, 1).values * m.cummin(x, 0).values, [A]),
+    "tril_triu": (lambda m, x: m.tril(x * x, -1) + m.triu(x * x, 1), [A]),
+    "diag_embed_diag": (lambda m, x: m.diag_embed(x * x, 1) + m.diag(x * x, 1).sum(), [ROW]),
+    "diag_matrix_trace": (lambda m, x: m.diag(x * x) * m.trace(x * x), [SQ]),
+    "roll_rot90": (lambda m, x: m.roll(x * x, 1, 0) + m.rot90(x * x, 2), [SQ]),
+    "cross": (lambda m, x, y: m.cross(x * x, y, dim=1), [SQ, SQ[::-1].copy()]),
+    "cumprod": (lambda m, x: m.cumprod(x, 1), [A]),
+    "logcumsumexp": (lambda m, x: m.logcumsumexp(x, 1), [A]),
+    "nan_to_num": (lambda m, x: m.nan_to_num(x * x), [A]),
+    "dist": (lambda m, x, y: m.dist(x, y, 3), [A, A[::-1].copy()]),
+    "nansum": (lambda m, x: m.nansum(x * x, 1), [A]),
+    "aminmax": (lambda m, x: m.aminmax(x * x).min * x + m.aminmax(x, dim=0).max.sum() * x, [A]),
+    "var_mean": (lambda m, x: m.var_mean(x, 1)[0] * m.var_mean(x, 1)[1], [A]),
+    "std_mean": (lambda m, x: m.std_mean(x)[0] * m.std_mean(x)[1] * x, [A]),
+    "fft_c2c_pad": (lambda m, x, y: m.fft.fft(_complex(m, x, y), n=5).abs(), [A, B]),
+    "rfft_irfft": (lambda m, x: m.fft.irfft(m.fft.rfft(x * x) * m.fft.rfft(x)), [A]),
+    "sampled": (lambda m, x: sum(getattr(x * x, k)(*a) * x for k, a in (
+        ("uniform_", ()), ("normal_", ()), ("random_", (0, 3)), ("random_", (3,)), ("random_", ()),
+        ("exponential_", ()), ("bernoulli_", (0.5,)), ("bernoulli_", (m.tensor(0.5),)), ("geometric_", (0.5,)),
+        ("log_normal_", ()), ("cauchy_", ()))) * 0 + x * x, [A]),
+    "bernoulli_poisson": (lambda m, x: (m.bernoulli(x.sigmoid()) + m.poisson(x * x)) * 0 + x * x, [A]),
+}
+for _n, (_f, _a) in OTHER.items():
+    _add("other", _n, _f, _a)
 
 for _n in ("sum", "sum_dims_neg", "sum_keepdim", "mean", "mean_dims", "prod", "prod_dim", "amax", "amax_dims",
            "amin_dim", "max_all", "min_all", "max_dim", "min_dim", "var", "var_correction", "std_dim", "logsumexp",
@@ -499,6 +541,7 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "AsinhBackward1": "torch has no derivative for asinh_ (in place): backward raises",
     "AcoshBackward1": "torch has no derivative for acosh_ (in place): backward raises",
     "AtanhBackward1": "torch has no derivative for atanh_ (in place): backward raises",
+    "count_nonzero": "integer output, no differentiable input", "searchsorted": "integer output, no differentiable input",
 }
 _OP_MODULES = ("torchlike.ops.", "torchlike.nn.")
 

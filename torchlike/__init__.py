@@ -52,6 +52,7 @@ from .ops.indexing import *  # noqa: E402,F401,F403
 from .ops.sorting import *  # noqa: E402,F401,F403
 from .ops.other import *  # noqa: E402,F401,F403
 from .ops.sampling import *  # noqa: E402,F401,F403
+from .ops.special import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
@@ -62,6 +63,8 @@ from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
 from . import accelerator, amp, backends, cuda, fft, profiler  # noqa: E402,F401
+from . import testing  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 

@@ -107,9 +107,9 @@ _OPTIONS = ("ScalarType? dtype=None, Layout? layout=None, Device? device=None, b
             "bool? requires_grad=False")  # "TensorOptions" in the tables
 _FUNCTIONS = {
     "abs absolute acos acosh angle arccos arccosh arcsin arcsinh arctan arctanh asin asinh atan atanh "
-    "bitwise_not ceil conj_physical cos cosh erf erfc exp exp2 expm1 fix floor frac isneginf isposinf log "
-    "log10 log1p log2 logical_not neg negative reciprocal rsqrt sgn sigmoid sign sin sinc sinh sqrt "
-    "square tan tanh trunc":
+    "bitwise_not ceil conj_physical cos cosh digamma erf erfc erfinv exp exp2 expm1 fix floor frac isneginf "
+    "isposinf lgamma log log10 log1p log2 logical_not neg negative reciprocal rsqrt sgn sigmoid sign sin sinc sinh "
+    "sqrt square tan tanh trunc":
         "Tensor input, *, Tensor out=None",
     "add sub":
         "hidden Tensor input, Scalar alpha, Tensor other, *, Tensor out=None |"
@@ -191,6 +191,11 @@ _FUNCTIONS = {
     "gather": "Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, Tensor out=None",
     "index_add": "Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor out=None",
     "index_select": "Tensor input, int64_t dim, Tensor index, *, Tensor out=None",
+    "mvlgamma": "Tensor input, int64_t p, *, Tensor out=None",
+    "polygamma": "int64_t n, Tensor input, *, Tensor out=None",
+    "xlogy":
+        "Tensor input, Tensor other, *, Tensor out=None | Scalar self, Tensor other, *, Tensor out=None |"
+        " Tensor input, Scalar other, *, Tensor out=None",
     "lerp":
         "Tensor input, Tensor end, Tensor weight, *, Tensor out=None |"
         " Tensor input, Tensor end, Scalar weight, *, Tensor out=None",
@@ -408,6 +413,9 @@ _METHODS = {
         " hidden Scalar beta, Tensor batch1, Tensor batch2 |"
         " Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
     "bmm mm": "Tensor mat2",
+    "mvlgamma": "int64_t p",
+    "polygamma polygamma_": "int64_t n",
+    "xlogy xlogy_": "Tensor other | Scalar other",
     "expand": "SymIntArrayRef size, *, bool implicit=False",
     "expand_as reshape_as type_as view_as": "Tensor other",
     "new_empty new_ones new_zeros": "SymIntArrayRef size, *, TensorOptions",

@@ -1,0 +1,155 @@
+"""The tensor ops the distributions need that torchlike does not declare publicly (yet): differentiable table
+entries (torch's node names; backward by jax.vjp) and random draws from torchlike's generator."""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._internal import OpNode, apply, op, wrap
+from .._tensor import Tensor
+from ..ops import creation as _creation
+
+
+@op("LinalgCholeskyExBackward0")
+def _cholesky(self, *, upper):
+    L = jnp.linalg.cholesky(self)
+    return jnp.swapaxes(L, -1, -2).conj() if upper else L
+
+
+class LinAlgError(RuntimeError):
+    """A matrix that is not positive-definite (torch.linalg.LinAlgError)."""
+
+
+def _check_factorized(A, L):
+    """torch's LinAlgError for the first matrix whose factorization failed (JAX fills it with NaN)."""
+    if isinstance(L, jax.core.Tracer) or not bool(jnp.isnan(L).any()):
+        return
+    flat = np.asarray(A).reshape((-1,) + tuple(A.shape[-2:]))
+    failed = np.isnan(np.asarray(L)).reshape(flat.shape[0], -1).any(-1)
+    batch = int(np.argmax(failed))
+    order = next(k for k in range(1, flat.shape[-1] + 1) if np.isnan(
+        np.asarray(jnp.linalg.cholesky(flat[batch, :k, :k]))).any())
+    where = f"(Batch element {batch}): " if len(A.shape) > 2 else ""
+    raise LinAlgError(f"linalg.cholesky: {where}The factorization could not be completed because the input is not "
+                      f"positive-definite (the leading minor of order {order} is not positive-definite).")
+
+
+def cholesky(input, *, upper=False):
+    """torch.linalg.cholesky, with its error for a matrix that is not positive-definite."""
+    out = apply(_cholesky, (input,), (upper,))
+    _check_factorized(input._data, out._data)
+    return out
+
+
+@op("LinalgSolveTriangularBackward0")
+def _solve_triangular(self, B, *, upper, left):
+    batch = jnp.broadcast_shapes(self.shape[:-2], B.shape[:-2])
+    A = jnp.broadcast_to(self, batch + self.shape[-2:])
+    B = jnp.broadcast_to(B, batch + B.shape[-2:])
+    return jax.scipy.linalg.solve_triangular(A, B, lower=not upper) if left else jnp.swapaxes(
+        jax.scipy.linalg.solve_triangular(jnp.swapaxes(A, -1, -2), jnp.swapaxes(B, -1, -2), lower=upper), -1, -2)
+
+
+def solve_triangular(A, B, *, upper, left=True):
+    """torch.linalg.solve_triangular: X with A X = B (left) or X A = B."""
+    return apply(_solve_triangular, (A, B), (upper, left))
+
+
+@op("StandardGammaBackward0", save=("self", "result"), nondiff=("sample",))
+def _standard_gamma(self, sample):
+    return sample
+
+
+@_standard_gamma.derivative
+def _(grad, self, result):  # the implicit reparameterisation gradient d sample / d concentration
+    return grad * jax.lax.random_gamma_grad(self, result)
+
+
+# ----- random draws with per-element parameters: padded to the draw's size bucket (one program per bucket) -------
+
+
+def _draw_gamma(key, shape, dtype, alpha):
+    return jax.random.gamma(key, alpha, shape, dtype)
+
+
+def _draw_poisson(key, shape, dtype, rate):
+    return jax.random.poisson(key, rate, shape).astype(dtype)
+
+
+def _draw_binomial(key, shape, dtype, count, probs):
+    return jax.random.binomial(key, count, probs, shape, dtype)
+
+
+def _draw_categorical(key, shape, dtype, logits):  # logits: (size, K): one class per row
+    return jax.random.categorical(key, logits, axis=-1).astype(dtype)
+
+
+def _padded(draw, shape, dtype, generator, *params):
+    n = math.prod(shape)
+    size = max(64, 1 << (n - 1).bit_length())
+    flat = []
+    for p in params:
+        p = np.asarray(p)
+        p = np.broadcast_to(p, tuple(shape) + p.shape[len(shape):]).reshape((n,) + p.shape[len(shape):])
+        flat.append(np.concatenate([p, np.ones((size - n,) + p.shape[1:], p.dtype)]))
+    return wrap(_creation._sample(draw, _creation._key(generator), shape, dtype, *flat))
+
+
+def standard_gamma_sample(concentration, shape):
+    """Gamma(concentration, 1) draws of ``shape``, differentiable w.r.t. the concentration (StandardGammaBackward0)."""
+    conc = concentration.expand(shape)
+    sample = _padded(_draw_gamma, tuple(shape), conc._data.dtype, None, conc._data)
+    tiny = np.finfo(conc._data.dtype).tiny  # torch clamps the draws away from 0
+    sample = wrap(jnp.maximum(sample._data, tiny))
+    return apply(_standard_gamma, (conc, sample), ())
+
+
+def poisson_sample(rate):
+    return _padded(_draw_poisson, tuple(rate.shape), rate._data.dtype, None, rate._data)
+
+
+def binomial_sample(count, probs):
+    return _padded(_draw_binomial, tuple(probs.shape), probs._data.dtype, None, count._data, probs._data)
+
+
+def categorical_sample(logits, shape):
+    """Class indices (int64) of ``shape`` from logits broadcast to ``shape + (K,)``."""
+    return _padded(_draw_categorical, tuple(shape), np.int64, None, logits._data)
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def _igamma_apply(node, grads, mask=None):
+    if (node._mask if mask is None else mask)[0]:
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+    return OpNode._apply(node, grads, mask)
+
+
+@op("IgammaBackward0", save=("self", "other"), node_apply=_igamma_apply)
+def _gammainc(self, other):
+    return jax.scipy.special.gammainc(self, other)
+
+
+@_gammainc.derivative
+def _(grad, self, other):  # torch has no derivative w.r.t. self (the node raises when it is asked for)
+    return jnp.zeros_like(self), grad * jnp.exp((self - 1) * jnp.log(other) - other - jax.lax.lgamma(self))
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function (no gradient w.r.t. ``input``, as in torch)."""
+    return apply(_gammainc, (input, other), ())
+
+
+@op("CholeskyInverseBackward0")
+def _cholesky_inverse(self):
+    eye = jnp.eye(self.shape[-1], dtype=self.dtype)
+    inv = jax.scipy.linalg.solve_triangular(self, jnp.broadcast_to(eye, self.shape), lower=True)
+    return jnp.swapaxes(inv, -1, -2) @ inv
+
+
+def cholesky_inverse(input):
+    """(L L^T)^-1 from a lower Cholesky factor L."""
+    return apply(_cholesky_inverse, (input,), ())
