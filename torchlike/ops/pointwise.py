@@ -20,6 +20,7 @@ from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
+from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
 from ._util import _broadcast_shape
 from .shape import _select
@@ -124,24 +125,6 @@ def _as_number(name):
     return {name: number}
 
 
-_OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
-            "arguments requires grad.")
-
-
-def _write_out(name, result, out, inputs):
-    """torch's ``out=``: no autograd through it; the result is written into ``out`` (cast to its dtype)."""
-    if not isinstance(out, Tensor):  # (torch binds a Python number there for add/sub/mul/div: not supported)
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
-    if _gm._state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
-        raise RuntimeError(_OUT_MSG.format(name))
-    _check_inplace(out)
-    data = result._data
-    if data.dtype != out._data.dtype:
-        data = _cast(data, out._data.dtype)
-    _commit(out, data)
-    return out
-
-
 # ----- unary ops ---------------------------------------------------------------------------------------
 def _check_tensor_arg(fn_name, arg, position, value):
     """torch's TypeError for an argument that must be a Tensor (a NumPy array, a real torch tensor, a list...)."""
@@ -166,7 +149,7 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
     pass through unchanged, as torch.floor(int_tensor) does)."""
     def fn(input, *, out=None):  # (an argument of the wrong type: the binding's guard raises torch's error)
         if out is not None:
-            return _write_out(name, fn(input), out, (input,))
+            return _write_out(name, lambda: fn(input), out, (input,))
         if check is not None:
             check(input)
         if kind == "float":
@@ -425,6 +408,7 @@ _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.rou
                          const_grads=True)
 _conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
+_conj_physical_inplace = _entry("ConjPhysicalBackward1", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
 
 def _logit_forward(self, *, eps):
@@ -451,7 +435,7 @@ def _logit_(self, eps=None):
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given (LogitBackward0)."""
     if out is not None:
-        return _write_out("logit", logit(input, eps), out, (input,))
+        return _write_out("logit", lambda: logit(input, eps), out, (input,))
     return _apply(_logit, (_to_float(input),), (eps,))
 
 
@@ -463,8 +447,8 @@ def positive(input):
     return input
 
 
-def _round_(self, *, decimals=0):
-    if decimals == 0:
+def _round_(self, *, decimals=None):
+    if decimals is None:
         return _apply_inplace(_round, self, (self,), ()) if _is_float(self._data) else _round_int_(self)
     return _apply_inplace(_round_decimals, self, (self,), (decimals,))
 
@@ -476,11 +460,11 @@ def _round_int_(self):
 
 
 @public(inplace=_round_)
-def round(input, *, decimals=0):  # noqa: A001 - torch's name
-    """Round half to even (RoundBackward0), or to ``decimals`` places (RoundBackward1)."""
+def round(input, *, decimals=None):  # noqa: A001 - torch's name
+    """Round half to even (RoundBackward0), or to ``decimals`` places, any given (RoundBackward1)."""
     if not _is_float(input._data):
         return clone(input)
-    if decimals == 0:
+    if decimals is None:
         return _apply(_round, (input,), ())
     return _apply(_round_decimals, (input,), (decimals,))
 
@@ -508,7 +492,8 @@ def conj(input):
 
 
 def _conj_physical_(self):
-    return _apply_inplace(_conj_physical, self, (self,), ()) if self.is_complex() else self
+    """In place (ConjPhysicalBackward1), a real tensor too (torch bumps its version and records the node)."""
+    return _apply_inplace(_conj_physical_inplace, self, (self,), ())
 
 
 @public(inplace=_conj_physical_)
@@ -761,12 +746,6 @@ def _binary(entry, a, b, extra=()):
     return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
 
 
-def _can_cast(src, dst):
-    """torch.can_cast: no float->int, no complex->real, nothing->bool but bool."""
-    kinds = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
-    return kinds[np.dtype(src).kind] <= kinds[np.dtype(dst).kind]
-
-
 def _check_cast(result_dtype, self):
     dst = self._data.dtype
     if result_dtype != dst and not _can_cast(result_dtype, dst):
@@ -774,16 +753,39 @@ def _check_cast(result_dtype, self):
                            f"{_type_word(dst)}")
 
 
-def _binary_inplace(entry, self, other, extra=(), result_dtype=None):
-    """``self.op_(other)``: checks torch's casting and shape rules, then computes in self's dtype."""
+def _check_inplace_shape(self, *others):
+    """torch's TensorIterator shape check of ``self.op_(*others)``: the operands broadcast to self's shape."""
+    shape = self._data.shape
+    for o in others:
+        if isinstance(o, Tensor) and o._data.shape != shape:
+            shape = _broadcast_shape(shape, o._data.shape)
+    if shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+
+
+def _inplace_checks(self, *others, result_dtype=None):
+    """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
+    of the result type (``result_dtype``) to self's dtype."""
+    _check_inplace(self)
+    _check_inplace_shape(self, *others)
+    if result_dtype is not None:
+        _check_cast(result_dtype, self)
+
+
+def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
+    """``self.op_(other)``: torch's checks in its order (leaf, the op's own ``check``, shape, cast, ``alpha``),
+    then computes in self's dtype."""
+    _check_inplace(self)
+    if check is not None:
+        check(self, other)
+    _check_inplace_shape(self, other)
     _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self)
-    other = _wrap_scalar(other)
-    if other._data.ndim and other._data.shape != self._data.shape:
-        shape = _broadcast_shape(self._data.shape, other._data.shape)
-        if shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(shape)}")
-    return _apply_inplace(entry, self, (self, other), (self._data.dtype,) + extra)
+    if alpha is not None:
+        if alpha != 1:
+            _check_alpha(self._data.dtype, alpha)
+        extra = (alpha,)
+    return _apply_inplace(entry, self, (self, _wrap_scalar(other)), (self._data.dtype,) + extra)
 
 
 def _check_alpha(dtype, alpha):
@@ -858,11 +860,18 @@ def _div(self, other, *, dtype):
 
 
 @_div.derivative
-def _(grad, self, other, dtype):
+def _div_grad(grad, self, other, dtype):
     o = jnp.conj(other.astype(dtype))
     ga = grad / o
     gb = -grad * jnp.conj(self.astype(dtype)) / (o * o) if self is not None else None
     return ga, gb
+
+
+# an explicit rounding_mode=None: torch's div.Tensor_mode overload (DivBackward2), a true division
+_div_none = _entry("DivBackward2", {"self": ("other",), "other": ("self", "other")},
+                   lambda self, other, *, dtype, rounding_mode: _div.forward(self, other, dtype=dtype), _div_grad,
+                   attrs=("rounding_mode",))
+_NO_MODE = object()  # rounding_mode not given: div.Tensor (DivBackward0)
 
 
 @op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",), const_grads=True)
@@ -896,6 +905,7 @@ def _needs(a, b):
 
 
 _floor_divide = _not_implemented("floor_divide", _div_mode.forward)
+_floor_divide_inplace = _not_implemented("floor_divide_", _div_mode.forward)
 _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.remainder(
     self.astype(dtype), other.astype(dtype)))
 
@@ -1041,26 +1051,21 @@ def _is_tensor_operand(x):
 
 
 def _add_(self, other, *, alpha=1):
-    if alpha != 1:
-        _check_alpha(self._data.dtype, alpha)
-    return _binary_inplace(_add, self, other, (alpha,))
+    return _binary_inplace(_add, self, other, alpha=alpha)
 
 
 @public(inplace=_add_, dunders=("__add__", ("__radd__", lambda s, o: add(s, o)), ("__iadd__", _add_)))
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion (AddBackward0)."""
     if out is not None:
-        return _write_out("add", add(input, other, alpha=alpha), out, (input, other))
+        return _write_out("add", lambda: add(input, other, alpha=alpha), out, (input, other))
     if alpha != 1:
         _check_alpha(_binary_dtype(input, other), alpha)
     return _binary(_add, input, other, (alpha,))
 
 
 def _sub_(self, other, *, alpha=1):
-    _check_bool_sub(self, other)
-    if alpha != 1:
-        _check_alpha(self._data.dtype, alpha)
-    return _binary_inplace(_sub, self, other, (alpha,))
+    return _binary_inplace(_sub, self, other, check=_check_bool_sub, alpha=alpha)
 
 
 def _rsub_method(self, other):
@@ -1074,7 +1079,7 @@ def _rsub_method(self, other):
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other (SubBackward0); bool tensors are rejected as in torch."""
     if out is not None:
-        return _write_out("sub", sub(input, other, alpha=alpha), out, (input, other))
+        return _write_out("sub", lambda: sub(input, other, alpha=alpha), out, (input, other))
     dt = _binary_dtype(input, other)
     _check_bool_sub(input, other)
     if alpha != 1:
@@ -1102,7 +1107,7 @@ def _mul_(self, other):
 def mul(input, other, *, out=None):
     """input * other, with torch's type promotion (MulBackward0)."""
     if out is not None:
-        return _write_out("mul", mul(input, other), out, (input, other))
+        return _write_out("mul", lambda: mul(input, other), out, (input, other))
     return _binary(_mul, input, other)
 
 
@@ -1117,11 +1122,12 @@ def _check_rounding_mode(rounding_mode):
                            f"'{rounding_mode}'")
 
 
-def _div_(self, other, *, rounding_mode=None):
-    if rounding_mode is not None:
-        _check_rounding_mode(rounding_mode)
-        return _binary_inplace(_div_mode, self, other, (rounding_mode,))
-    return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
+def _div_(self, other, *, rounding_mode=_NO_MODE):
+    if rounding_mode is _NO_MODE or rounding_mode is None:
+        entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
+        return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
+    _check_rounding_mode(rounding_mode)
+    return _binary_inplace(_div_mode, self, other, (rounding_mode,))
 
 
 def _rtruediv(self, other):
@@ -1131,19 +1137,21 @@ def _rtruediv(self, other):
 
 @public(aliases=("divide", "true_divide"), inplace=_div_,
         dunders=("__truediv__", ("__rtruediv__", _rtruediv), ("__itruediv__", _div_)))
-def div(input, other, *, rounding_mode=None, out=None):
-    """input / other: true division (DivBackward0; integers give the default float dtype), or rounded
-    with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero gradient)."""
+def div(input, other, *, rounding_mode=_NO_MODE, out=None):
+    """input / other: true division (DivBackward0; integers give the default float dtype; DivBackward2 with an
+    explicit ``rounding_mode=None``), or rounded with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero
+    gradient)."""
     if out is not None:
-        return _write_out("div", div(input, other, rounding_mode=rounding_mode), out, (input, other))
-    if rounding_mode is not None:
-        _check_rounding_mode(rounding_mode)
-        return _binary(_div_mode, input, other, (rounding_mode,))
-    return _apply(_div, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),))
+        return _write_out("div", lambda: div(input, other, rounding_mode=rounding_mode), out, (input, other))
+    if rounding_mode is _NO_MODE or rounding_mode is None:
+        entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
+        return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),) + extra)
+    _check_rounding_mode(rounding_mode)
+    return _binary(_div_mode, input, other, (rounding_mode,))
 
 
 def _floor_divide_(self, other):
-    return _binary_inplace(_floor_divide[_needs(self, other)], self, other, ("floor",))
+    return _binary_inplace(_floor_divide_inplace[_needs(self, other)], self, other, ("floor",))
 
 
 @public(inplace=_floor_divide_, dunders=("__floordiv__", ("__rfloordiv__", lambda s, o: floor_divide(o, s)),
@@ -1181,8 +1189,10 @@ def _pow_(self, exponent):
 
 
 @public(inplace=_pow_, dunders=("__pow__", ("__rpow__", lambda s, o: pow(o, s)), ("__ipow__", _pow_)))
-def pow(input, exponent):  # noqa: A001 - torch's name
+def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
     """input ** exponent: PowBackward0 (scalar exponent), PowBackward1 (tensors), PowBackward2 (scalar base)."""
+    if out is not None:
+        return _write_out("pow", lambda: pow(input, exponent), out, (input, exponent))
     if not isinstance(input, Tensor):
         return _binary(_rpow, input, exponent)
     if not isinstance(exponent, Tensor):
@@ -1197,14 +1207,18 @@ def square(input):
 
 
 @public
-def maximum(input, other):
+def maximum(input, other, *, out=None):
     """Elementwise max; ties split the gradient evenly (MaximumBackward0)."""
+    if out is not None:
+        return _write_out("maximum", lambda: maximum(input, other), out, (input, other))
     return _binary(_maximum, input, other)
 
 
 @public
-def minimum(input, other):
+def minimum(input, other, *, out=None):
     """Elementwise min; ties split the gradient evenly (MinimumBackward0)."""
+    if out is not None:
+        return _write_out("minimum", lambda: minimum(input, other), out, (input, other))
     return _binary(_minimum, input, other)
 
 
@@ -1246,29 +1260,28 @@ def _lerp_forward(self, end, weight, *, dtype):
 
 _lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, weight, dtype: (
     grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",), saved=_as_number("weight"))
-_lerp_tensor = _entry("LerpBackward1", ("self", "end", "weight"), _lerp_forward,
+# torch saves self and end only for weight's gradient
+_lerp_tensor = _entry("LerpBackward1", {"self": ("weight",), "end": ("weight",), "weight": ()}, _lerp_forward,
                       lambda grad, self, end, weight, dtype: (
                           grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
-                          grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
+                          None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
 
 
-_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
-                   "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _check_lerp(input, end, weight):
     """torch's lerp takes end (and a weight tensor of 1+ dims) of input's dtype, with no promotion."""
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and (name == "end" or t.ndim) and t._data.dtype != input._data.dtype:
-            raise RuntimeError(f"expected dtype {_CPP_TYPE_NAMES[input._data.dtype.name]} for `{name}` but got "
-                               f"dtype {_CPP_TYPE_NAMES[t._data.dtype.name]}")
+            raise RuntimeError(f"expected dtype {_CPP[input._data.dtype.name]} for `{name}` but got "
+                               f"dtype {_CPP[t._data.dtype.name]}")
 
 
 def _lerp_(self, end, weight):
     entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
+    _check_inplace(self)
     _check_lerp(self, end, weight)
-    _check_cast(_binary_dtype(self, end), self)
+    _inplace_checks(self, end, weight, result_dtype=_binary_dtype(self, end))
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
@@ -1319,7 +1332,7 @@ def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
         _check_tensor_arg(name, "tensor1", 1, tensor1)
         _check_tensor_arg(name, "tensor2", 2, tensor2)
-        _check_cast(_addc_dtype(self, tensor1, tensor2, value), self)
+        _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value))
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
 
@@ -1457,18 +1470,22 @@ _PLAIN = (float, int, type(None))
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
+    _check_inplace(self)
     entry, args, statics = _clamp_args(self, min, max)
+    _check_inplace_shape(self, *args)
     if statics[-1] != self._data.dtype:
         if not _can_cast(statics[-1], self._data.dtype):
             raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
-                               f"{_CPP_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
+                               f"{_CPP[self._data.dtype.name]}")
         statics = statics[:-1] + (self._data.dtype,)
     return _apply_inplace(entry, self, args, statics)
 
 
 @public(aliases=("clip",), inplace=_clamp_)
-def clamp(input, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
+    if out is not None:
+        return _write_out("clamp", lambda: clamp(input, min, max), out, (input, min, max), "clamp")
     entry, args, statics = _clamp_args(input, min, max)
     return _apply(entry, args, statics)
 
@@ -1486,7 +1503,7 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
-        _check_cast(statics[-1], self)
+        _inplace_checks(self, *args, result_dtype=statics[-1])
         return _apply_inplace(entry, self, args, statics[:-1] + (self._data.dtype,))
     return fn_
 
@@ -1515,8 +1532,10 @@ def _(grad, condition):
 
 
 @public(method=lambda self, condition, other: where(condition, self, other))
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
+    if out is not None:
+        return _write_out("where", lambda: where(condition, input, other), out, (input, other), "where")
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if condition._data.dtype != np.bool_:
@@ -1528,20 +1547,42 @@ def where(condition, input=None, other=None):
 
 
 # ----- comparisons and other non-differentiable elementwise ops --------------------------------------------
-def _nondiff(name, fn, dunders=()):
-    """Declare a jitted op that never records history (logical ops, isnan, ...)."""
+def _nondiff(name, fn, dunders=(), idunder=None, kernel=None):
+    """Declare a jitted op that never records history (logical ops, isnan, ...); the bitwise (integer dtypes only:
+    torch's ``kernel`` name in the error) and logical ones also in place, as ``name_`` (and the dunder ``idunder``)."""
     jitted = jax.jit(fn)
     integral = name.startswith("bitwise_")
+    kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
+    kernel = kernel or name
 
     def call(*args):
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
-            if dt.kind not in "biu":
-                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dt)}\'')
+            if dt.kind not in kinds:
+                raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_type_word(dt)}\'')
         return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
+
+    def call_(self, *args):  # torch's checks, then the result written in self's dtype (no history)
+        if integral:
+            _inplace_checks(self, *args, result_dtype=_binary_dtype(self, *args) if args else None)
+        else:  # torch's logical_*_ check the shape only (no leaf check, any dtype)
+            _check_inplace_shape(self, *args)
+        data = call(self, *args)._data
+        _commit(self, data if data.dtype == self._data.dtype else _cast(data, self._data.dtype))
+        return self
     call.__name__ = name
     call.__doc__ = f"Elementwise {name} (no gradient)."
-    return public(call, dunders=dunders)
+    call_.__name__ = call_.__qualname__ = name + "_"
+    call_.__doc__ = f"In-place {name}."
+    if idunder:
+        dunders += ((idunder, call_),)
+    return public(call, dunders=dunders, inplace=call_ if integral or name.startswith("logical_") else None)
+
+
+def _same_dtype(a, b):
+    """The operands of a shift in their promoted dtype (lax shifts one dtype)."""
+    dt = jnp.result_type(a, b)
+    return jnp.asarray(a, dt), jnp.asarray(b, dt)
 
 
 def _is_operand(x):
@@ -1563,11 +1604,17 @@ def _cmp(name, jfn, dunder, aliases=()):
     def compare(self, other):  # `x == None` is False, as in torch (Python's fallback)
         return fn(self, other) if _is_operand(other) else NotImplemented
 
+    def fwd_(self, other, *, dtype):  # the in-place variant: the result in self's dtype
+        return jfn(self.astype(dtype), other.astype(dtype)).astype(self.dtype)
+    node = name.capitalize() + "Backward"  # torch's name_ is differentiable, with zero gradients
+    entries_ = (_entry(node + "0", (), fwd_, _zero_grad, nondiff=("other",), const_grads=True),
+                _entry(node + "1", (), fwd_, lambda grad: (jnp.zeros_like(grad), jnp.zeros_like(grad)),
+                       const_grads=True))
+
     def fn_(self, other):
-        res = fn(self, other)
-        _check_inplace(self)
-        _commit(self, _cast(res._data, self._data.dtype))
-        return self
+        _inplace_checks(self, other)
+        dt = _binary_dtype(self, other)
+        return _apply_inplace(entries_[_is_tensor_operand(other)], self, (self, _wrap_scalar(other)), (dt,))
     return public(fn, aliases=aliases, inplace=fn_, dunders=((dunder, compare),))
 
 
@@ -1580,7 +1627,13 @@ ge = _cmp("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
 
 isnan = _nondiff("isnan", jnp.isnan)
 isinf = _nondiff("isinf", jnp.isinf)
-isfinite = _nondiff("isfinite", jnp.isfinite)
+_isfinite = jax.jit(jnp.isfinite)
+
+
+@public
+def isfinite(input):
+    """Elementwise isfinite (no gradient); torch's complex result is written in place once (``_version`` 1)."""
+    return _with_version(_wrap(_isfinite(input._data)), int(input._data.dtype.kind == "c"))
 isposinf = _nondiff("isposinf", jnp.isposinf)
 isneginf = _nondiff("isneginf", jnp.isneginf)
 isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
@@ -1589,9 +1642,15 @@ logical_and = _nondiff("logical_and", jnp.logical_and)
 logical_or = _nondiff("logical_or", jnp.logical_or)
 logical_xor = _nondiff("logical_xor", jnp.logical_xor)
 bitwise_not = _nondiff("bitwise_not", lambda a: ~a, dunders=("__invert__",))
-bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"))
-bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"))
-bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"))
+bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"), idunder="__iand__")
+bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"), idunder="__ior__")
+bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"), idunder="__ixor__")
+bitwise_left_shift = _nondiff(  # (lax's shifts give torch's results for shifts past the width: 0, or the sign)
+    "bitwise_left_shift", lambda a, b: jnp.left_shift(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="lshift",
+    dunders=("__lshift__", ("__rlshift__", lambda s, o: bitwise_left_shift(o, s))), idunder="__ilshift__")
+bitwise_right_shift = _nondiff(
+    "bitwise_right_shift", lambda a, b: jnp.right_shift(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="rshift",
+    dunders=("__rshift__", ("__rrshift__", lambda s, o: bitwise_right_shift(o, s))), idunder="__irshift__")
 
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1599,10 +1658,24 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def _with_version(t, version):
+    """A result torch builds with ``version`` in-place steps (``close.__ior__(...)``): its ``_version``."""
+    if version:
+        t._version_counter().version = version
+    return t
+
+
 @public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
-    return _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor, at torch's ``_version``)."""
+    a, b = input._data, other._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{_type_word(a.dtype)} did not match {_type_word(b.dtype)}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
+    result = _wrap(jnp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _with_version(result, int(equal_nan and a.dtype.kind in "fcV") + int(rtol != 0 or atol != 0))
 
 
 @public
