@@ -1277,20 +1277,26 @@ def _check_lerp(input, end, weight):
                                f"dtype {_CPP[t._data.dtype.name]}")
 
 
+def _lerp_args(input, end, weight):
+    """The entry and result dtype of lerp: a weight tensor (0-d: of any dtype) takes part in the promotion."""
+    _check_lerp(input, end, weight)
+    if isinstance(weight, Tensor):
+        return _lerp_tensor, _dtype._result_type(input, end, weight)._np
+    return _lerp_scalar, _binary_dtype(input, end)
+
+
 def _lerp_(self, end, weight):
-    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
     _check_inplace(self)
-    _check_lerp(self, end, weight)
-    _inplace_checks(self, end, weight, result_dtype=_binary_dtype(self, end))
+    entry, dt = _lerp_args(self, end, weight)
+    _check_inplace_shape(self, end, weight)
+    _check_cast(dt, self)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
 @public(inplace=_lerp_)
 def lerp(input, end, weight):
     """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
-    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
-    _check_lerp(input, end, weight)
-    dt = _binary_dtype(input, end)
+    entry, dt = _lerp_args(input, end, weight)
     return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
 
 
@@ -1474,7 +1480,9 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
     entry, args, statics = _clamp_args(self, min, max)
     _check_inplace_shape(self, *args)
     if statics[-1] != self._data.dtype:
-        if not _can_cast(statics[-1], self._data.dtype):
+        if entry is not _clamp_scalar:  # (tensor bounds: TensorIterator's message; scalar bounds name the C++ type)
+            _check_cast(statics[-1], self)
+        elif not _can_cast(statics[-1], self._data.dtype):
             raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
                                f"{_CPP[self._data.dtype.name]}")
         statics = statics[:-1] + (self._data.dtype,)
