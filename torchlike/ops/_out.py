@@ -20,11 +20,12 @@ _CPP = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat
         "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int", "int32": "int",
         "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 # torch's refusal of an out tensor of another dtype than the result's: (exception, message, whether a dtype the
-# result can be cast to is accepted); the default is TensorIterator's rule
+# result can be cast to is accepted); the default is TensorIterator's rule, "any" accepts every dtype
 _DTYPE_RULES = {
     None: (RuntimeError, "result type {r} can't be cast to the desired output type {o}", True),
     "cat": (TypeError, "torch.cat(): input types can't be cast to the desired output type {o}", True),
-    "clamp": (RuntimeError, "Found dtype {o} but expected {r}", False),
+    "found": (RuntimeError, "Found dtype {o} but expected {r}", False),
+    "bool_only": (RuntimeError, "{n} does not support non-boolean outputs.", False),
     "where": (RuntimeError, "Expected out type to be {r} but got {o}", False),
     "mm": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
     "sum": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
@@ -42,12 +43,12 @@ def _can_cast(src, dst):
     return kinds[np.dtype(src).kind] <= kinds[np.dtype(dst).kind]
 
 
-def _check_dtype(rule, result, out):
-    if result == out:
+def _check_dtype(name, rule, result, out):
+    if result == out or rule == "any":  # ("any": comparisons and logical ops write into any dtype)
         return
     exc, msg, castable = _DTYPE_RULES[rule]
     if not (castable and _can_cast(result, out)):
-        raise exc(msg.format(r=_word(result), o=_word(out), rc=_CPP[np.dtype(result).name],
+        raise exc(msg.format(n=name, r=_word(result), o=_word(out), rc=_CPP[np.dtype(result).name],
                              oc=_CPP[np.dtype(out).name]))
 
 
@@ -60,7 +61,7 @@ def _write_out(name, compute, out, inputs, rule=None):
             isinstance(t, Tensor) and t._requires_grad for t in inputs)):
         raise RuntimeError(_AUTOGRAD_MSG.format(name))
     data = compute()._data
-    _check_dtype(rule, data.dtype, out._data.dtype)
+    _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
     if data.shape != out._data.shape:
         if out._base is not None or out._storage is not None:

@@ -460,8 +460,11 @@ def _round_int_(self):
 
 
 @public(inplace=_round_)
-def round(input, *, decimals=None):  # noqa: A001 - torch's name
+def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
     """Round half to even (RoundBackward0), or to ``decimals`` places, any given (RoundBackward1)."""
+    if out is not None:
+        return _write_out("round", lambda: round(input, **({} if decimals is None else {"decimals": decimals})), out,
+                          (input,), "found")
     if not _is_float(input._data):
         return clone(input)
     if decimals is None:
@@ -497,8 +500,10 @@ def _conj_physical_(self):
 
 
 @public(inplace=_conj_physical_)
-def conj_physical(input):
+def conj_physical(input, *, out=None):
     """Complex conjugate, materialised (ConjPhysicalBackward0); a real tensor is returned as is."""
+    if out is not None:
+        return _write_out("conj_physical", lambda: conj_physical(input), out, (input,), "found")
     if input._data.dtype.kind != "c":
         return input
     return _apply(_conj_physical, (input,), ())
@@ -1142,7 +1147,8 @@ def div(input, other, *, rounding_mode=_NO_MODE, out=None):
     explicit ``rounding_mode=None``), or rounded with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero
     gradient)."""
     if out is not None:
-        return _write_out("div", lambda: div(input, other, rounding_mode=rounding_mode), out, (input, other))
+        mode = {} if rounding_mode is _NO_MODE else {"rounding_mode": rounding_mode}  # (the guard refuses _NO_MODE)
+        return _write_out("div", lambda: div(input, other, **mode), out, (input, other))
     if rounding_mode is _NO_MODE or rounding_mode is None:
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),) + extra)
@@ -1156,8 +1162,10 @@ def _floor_divide_(self, other):
 
 @public(inplace=_floor_divide_, dunders=("__floordiv__", ("__rfloordiv__", lambda s, o: floor_divide(o, s)),
                                          ("__ifloordiv__", _floor_divide_)))
-def floor_divide(input, other):
+def floor_divide(input, other, *, out=None):
     """Division rounded down; not differentiable in torch (a NotImplemented node whose backward raises)."""
+    if out is not None:
+        return _write_out("floor_divide", lambda: floor_divide(input, other), out, (input, other))
     return _binary(_floor_divide[_needs(input, other)], input, other, ("floor",))
 
 
@@ -1166,8 +1174,10 @@ def _fmod_(self, other):
 
 
 @public(inplace=_fmod_)
-def fmod(input, other):
+def fmod(input, other, *, out=None):
     """C-style remainder, sign of the dividend (FmodBackward0 for a scalar other, FmodBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("fmod", lambda: fmod(input, other), out, (input, other))
     return _binary(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, input, other)
 
 
@@ -1177,8 +1187,10 @@ def _remainder_(self, other):
 
 @public(inplace=_remainder_, dunders=("__mod__", ("__rmod__", lambda s, o: remainder(o, s)),
                                       ("__imod__", _remainder_)))
-def remainder(input, other):
+def remainder(input, other, *, out=None):
     """Python-style remainder, sign of the divisor (RemainderBackward0 / RemainderBackward1)."""
+    if out is not None:
+        return _write_out("remainder", lambda: remainder(input, other), out, (input, other))
     if not isinstance(input, Tensor):  # Scalar % Tensor has no derivative in torch
         return _binary(_rremainder[_needs(input, other)], input, other)
     return _binary(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
@@ -1201,8 +1213,10 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
 
 
 @public(inplace=lambda self: _pow_(self, 2))
-def square(input):
+def square(input, *, out=None):
     """input ** 2 (PowBackward0)."""
+    if out is not None:
+        return _write_out("square", lambda: square(input), out, (input,))
     return pow(input, 2)
 
 
@@ -1233,20 +1247,26 @@ def _float_inplace(entry):
 
 
 @public(aliases=("arctan2",), inplace=_float_inplace(_atan2))
-def atan2(input, other):
+def atan2(input, other, *, out=None):
     """Angle of (other, input) in radians (Atan2Backward0)."""
+    if out is not None:
+        return _write_out("atan2", lambda: atan2(input, other), out, (input, other))
     return _float_binary(_atan2, input, other)
 
 
 @public(inplace=_float_inplace(_hypot))
-def hypot(input, other):
+def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2) (HypotBackward0)."""
+    if out is not None:
+        return _write_out("hypot", lambda: hypot(input, other), out, (input, other))
     return _float_binary(_hypot, input, other)
 
 
 @public
-def logaddexp(input, other):
+def logaddexp(input, other, *, out=None):
     """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0)."""
+    if out is not None:
+        return _write_out("logaddexp", lambda: logaddexp(input, other), out, (input, other))
     return _float_binary(_logaddexp, input, other)
 
 
@@ -1294,8 +1314,10 @@ def _lerp_(self, end, weight):
 
 
 @public(inplace=_lerp_)
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("lerp", lambda: lerp(input, end, weight), out, (input, end, weight))
     entry, dt = _lerp_args(input, end, weight)
     return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
 
@@ -1344,8 +1366,10 @@ def _addc_inplace(entry, name):
 
 
 @public(inplace=_addc_inplace(_addcmul, "addcmul_"))
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2 (AddcmulBackward0)."""
+    if out is not None:
+        return _write_out("addcmul", lambda: addcmul(input, tensor1, tensor2, value=value), out, (input, tensor1, tensor2))
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _check_tensor_arg("addcmul", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
@@ -1353,8 +1377,10 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 
 @public(inplace=_addc_inplace(_addcdiv, "addcdiv_"))
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2 (AddcdivBackward0); integer tensor1/tensor2 are rejected as in torch."""
+    if out is not None:
+        return _write_out("addcdiv", lambda: addcdiv(input, tensor1, tensor2, value=value), out, (input, tensor1, tensor2))
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _check_tensor_arg("addcdiv", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
@@ -1454,6 +1480,11 @@ def _check_bound(v):
         raise TypeError(f"clamp bounds must be tensors or numbers, not {type(v).__name__}")
 
 
+def _clamp_rule(bound):
+    """out='s dtype rule of clamp: exact for scalar bounds, TensorIterator's cast for tensor bounds."""
+    return None if isinstance(bound, Tensor) else "found"
+
+
 def _clamp_args(input, min, max):  # noqa: A002
     """Which clamp entry, its inputs and statics (torch promotes the input with the bounds)."""
     if min is None and max is None:
@@ -1493,7 +1524,8 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
     if out is not None:
-        return _write_out("clamp", lambda: clamp(input, min, max), out, (input, min, max), "clamp")
+        return _write_out("clamp", lambda: clamp(input, min, max), out, (input, min, max),
+                          _clamp_rule(min) and _clamp_rule(max))
     entry, args, statics = _clamp_args(input, min, max)
     return _apply(entry, args, statics)
 
@@ -1517,14 +1549,18 @@ def _clamp_one_(scalar_entry, tensor_entry):
 
 
 @public(inplace=_clamp_one_(_clamp_min, _clamp_min_tensor))
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min, *, out=None):  # noqa: A002
     """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("clamp_min", lambda: clamp_min(input, min), out, (input, min), _clamp_rule(min))
     return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
 
 
 @public(inplace=_clamp_one_(_clamp_max, _clamp_max_tensor))
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max, *, out=None):  # noqa: A002
     """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("clamp_max", lambda: clamp_max(input, max), out, (input, max), _clamp_rule(max))
     return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
 
 
@@ -1562,8 +1598,12 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None):
     integral = name.startswith("bitwise_")
     kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
     kernel = kernel or name
+    rule = ("any" if name.startswith("logical_") else "found" if name == "bitwise_not" else
+            "bool_only" if name in ("isposinf", "isneginf") else None)
 
-    def call(*args):
+    def call(*args, out=None):
+        if out is not None:  # (torch has out= on the logical, bitwise and isposinf/isneginf ops: its guard checks)
+            return _write_out(name, lambda: call(*args), out, args, rule)
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in kinds:
@@ -1604,7 +1644,9 @@ def _cmp(name, jfn, dunder, aliases=()):
         return jfn(a.astype(dtype), b.astype(dtype))
     entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=())
 
-    def fn(input, other):
+    def fn(input, other, *, out=None):
+        if out is not None:
+            return _write_out(name, lambda: fn(input, other), out, (input, other), "any")
         return _binary(entry, input, other)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} with type promotion; a bool tensor (no gradient)."
