@@ -446,3 +446,27 @@ def test_lerp_weight_tensor_promotion(expr):
 @pytest.mark.parametrize("dtype", ["long", "int32"])
 def test_clamp_inplace_cast_message(args, dtype):
     same(lambda L, box: eval(f"_self(box, L.zeros(3, dtype=L.{dtype})).clamp_({args})"))
+
+
+def _layout(*ts):
+    return [(tuple(x.shape), x.stride(), x.storage_offset(), x._version, x._is_view(), x.tolist()) for x in ts]
+
+
+@pytest.mark.parametrize("case", ["strided_view", "row_view_grows", "row_view_fits", "base_with_view"])
+def test_out_resizes_shared_storage(case):
+    """An out of another shape that shares its storage: resized contiguous at its offset, the storage grown if it
+    must; the other tensors of the storage keep their geometry and see the write."""
+    def run(L, box):
+        base = L.zeros(5) if case == "strided_view" else L.zeros(2, 3)
+        out = {"strided_view": lambda: base[::2], "row_view_grows": lambda: base[0], "row_view_fits": lambda: base[1],
+               "base_with_view": lambda: base}[case]()
+        view = base[1]
+        if case == "row_view_fits":
+            L.cat([L.ones(1), L.ones(2) * 2], out=out)
+        elif case == "base_with_view":
+            L.sum(L.ones(2, 3), 0, out=out)
+            view.add_(1)
+        else:
+            L.sin(L.ones(2, 3), out=out)
+        return str(_layout(base, out, view))
+    same(run)

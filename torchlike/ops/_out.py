@@ -1,14 +1,16 @@
 """torch's ``out=``: the checks, in torch's order, then the result written into ``out`` (no autograd through it)."""
+import math
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _grad_mode as _gm
-from .._tensor import Tensor, _type_string
+from .._tensor import Tensor, _type_string, _contiguous_strides
 from ._bind import _type_name
 from ._registry import _check_inplace
-from ._views import _commit
+from ._views import _commit, _run, _as_strided
 
 _AUTOGRAD_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
                  "arguments requires grad.")
@@ -64,11 +66,10 @@ def _write_out(name, compute, out, inputs, rule=None):
     _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
     if data.shape != out._data.shape:
-        if out._base is not None or out._storage is not None:
-            raise NotImplementedError("out=: resizing a tensor that shares its storage with views is not supported "
-                                      "(torch resizes the storage); pass an out of the result's shape")
         if out._data.size:
             warnings.warn(_RESIZE_MSG.format(list(out._data.shape), list(data.shape)), UserWarning, stacklevel=3)
+        if out._storage is not None:
+            _resize_shared(out, data.shape)
     if data.dtype != out._data.dtype:
         fn = _cast_cache.get(out._data.dtype)
         if fn is None:
@@ -76,3 +77,25 @@ def _write_out(name, compute, out, inputs, rule=None):
         data = fn(data)
     _commit(out, data)
     return out
+
+
+def _resize_shared(t, shape):
+    """torch's resize of a tensor that shares its storage (a view, or a base with views): ``t`` becomes contiguous
+    at its storage offset with ``shape``, the storage grows if it must; every other member keeps its geometry."""
+    if t._base is not None and t._base._requires_grad:
+        raise NotImplementedError("out=: resizing a view of a tensor that requires grad is not supported")
+    storage = t._storage
+    offset = 0 if t._sgeom is None else t._sgeom[2]
+    flat = storage.data.reshape(-1)
+    grow = offset + math.prod(shape) - flat.size
+    if grow > 0:
+        flat = jnp.concatenate([flat, jnp.zeros(grow, flat.dtype)])
+    old = storage.data.shape
+    for ref in storage.members:  # the member that was the whole storage gets its geometry spelled out
+        m = ref()
+        if m is not None and m._sgeom is None:
+            m._sgeom = (old, _contiguous_strides(old), 0)
+    storage.data = flat
+    t._sgeom = (tuple(shape), _contiguous_strides(tuple(shape)), offset)
+    t._ageom = None if t._base is not None else t._ageom
+    t._data = _run(_as_strided, t._sgeom, flat)
