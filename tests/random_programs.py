@@ -141,6 +141,10 @@ KNOWN_OPEN = {
                                    "internal assert); torchlike leaves it without history",
                             "when": lambda X, a, b, c: X.name in ("eq_", "ne_", "gt_", "lt_", "ge_", "le_") and
                             not _is(a, "float", "complex") and getattr(b, "requires_grad", False)},
+    "out_alias": {"why": "out= that is also an input of the op (mm(x, x.t(), out=x), cat([x, x], out=x)): torch "
+                         "resizes out before it reads the inputs (so reads the resized memory), or refuses the "
+                         "overlap ('some elements of the input tensor and the written-to tensor refer to a single "
+                         "memory location'); torchlike computes from the inputs' values first"},
     "nonzero_strides": {"why": "GEN_REPORT class E: nonzero/argwhere results are row-major where torch's are "
                                "column-major (stride (1, n))", "ops": ["nonzero", "argwhere"]},
 }
@@ -786,6 +790,8 @@ def _out(X, a, b):
     if _overlaps(out) and not X.allow_expanded_write:
         out = m.zeros_like(a)
     name = X.pick(*OUT_OPS)
+    if "out_alias" in X.exclude and (out is b or (out is a and name not in ("sin", "exp", "abs", "floor", "clamp_o"))):
+        out = m.zeros_like(a)
     X.log.append((X.index, "out op", name))
     if name in ("sin", "exp", "abs", "floor"):
         result = getattr(m, name)(a, out=out)
