@@ -57,10 +57,6 @@ KNOWN_OPEN = {
                       "torch_error": r"not implemented for '|not supported for complex|does not support complex|"
                                      r"only implemented on integer|[Ii]n-place abs is not supported|not implemented "
                                      r"for complex|inputs not supported for|did not match|not intended to support complex"},
-    "inplace_broadcast": {"why": "GEN_REPORT class B: an in-place op whose other operand broadcasts to a larger shape "
-                                 "than self (x.ge_(y), x &= y) is not refused, or refused after another check",
-                          "torch_error": r"doesn't match the broadcast shape",
-                          "when": lambda X, a, b, c: X.name in INPLACE_BINARY + INPLACE_OTHER and _grows(a, b)},
     "broadcast_message": {"why": "GEN_REPORT class I: logical_*/bitwise_* (and &, |, ^) of shapes that do not "
                                  "broadcast raise JAX's ValueError/TypeError, not torch's RuntimeError; rsub names "
                                  "the sizes in the other order",
@@ -70,21 +66,12 @@ KNOWN_OPEN = {
     "inference_mode": {"why": "GEN_REPORT class D: tensors made under inference_mode track a version counter (torch: "
                               "reading _version raises) and views of normal tensors made there are inference tensors",
                        "when": lambda X, a, b, c: X.mode == "inference_mode"},
-    "conj_physical_": {"why": "GEN_REPORT class J: conj_physical_ records ConjPhysicalBackward0 (torch: "
-                              "ConjPhysicalBackward1) and does not bump _version of a real tensor",
-                       "ops": ["conj_physical_"]},
-    "floor_divide_backward": {"why": "GEN_REPORT class K: backward through floor_divide_ names aten::floor_divide "
-                                     "(torch: aten::floor_divide_)",
-                              "when": lambda X, a, b, c: X.name in ("floor_divide_", "ifloordiv") and
-                              (a.requires_grad or getattr(b, "requires_grad", False))},
     "zero_dim_index": {"why": "GEN_REPORT class L: index_add/index_add_/take_along_dim/... of a 0-d tensor fail with "
                               "JAX's IndexError (torch: works, or 'Dimension specified as 0 but tensor has no "
                               "dimensions')",
                        "when": lambda X, a, b, c: a.dim() == 0 and X.name in (
                            "index_add", "index_add_", "take_along_dim", "index_select", "gather", "scatter",
                            "scatter_add", "scatter_", "scatter_add_")},
-    "check_order": {"why": "GEN_REPORT class B: baddbmm/addmm check dtypes before the broadcast of self",
-                    "torch_error": r"The expanded size of the tensor", "in_ops": ["baddbmm", "addmm"]},
     "index_out_of_range": {"why": "GEN_REPORT class M: index_select with a negative index: IndexError 'index out of "
                                   "range in self' (torch: RuntimeError 'INDICES element is out of DATA bounds')",
                            "torch_error": r"INDICES element is out of DATA bounds"},
@@ -118,16 +105,12 @@ KNOWN_OPEN = {
     "masked_fill_bool_grad": {"why": "GEN_REPORT class AF: masked_fill of a bool tensor with a value that requires "
                                      "grad runs (torch: 'Autograd not support dtype: Bool')",
                               "torch_error": r"Autograd not support dtype"},
-    "round_decimals": {"why": "GEN_REPORT class AG: round(x, decimals=0) records RoundBackward0 (torch: "
-                              "RoundBackward1)", "ops": ["round_d"]},
     "scatter_overlap": {"why": "GEN_REPORT class AH: scatter_/scatter_add_ whose src overlaps self are not refused "
                                "(torch: 'unsupported operation: some elements of the input tensor and the written-to "
                                "tensor refer to a single memory location')",
                         "torch_error": r"refer to a single memory location", "in_ops": ["scatter_", "scatter_add_"]},
     "split_message": {"why": "GEN_REPORT class AI: split of a 0-d tensor with a list of sizes says split_with_sizes "
                              "(torch: split)", "torch_error": r"split expects at least a 1-dimensional"},
-    "inplace_bitwise_dunders": {"why": "GEN_REPORT class AJ: Tensor has no __iand__/__ior__/__ixor__: x &= y rebinds x "
-                                       "to a new tensor (torch: in place, version bumped)", "ops": ["iand"]},
     "scatter_add_bool": {"why": "GEN_REPORT class AT: scatter_add of bool tensors raises JAX's TypeError (torch: "
                                 "logical or)", "when": lambda X, a, b, c: X.name.startswith("scatter_add") and
                          _is(a, "bool")},
@@ -137,8 +120,6 @@ KNOWN_OPEN = {
                               "when": lambda X, a, b, c: X.name in ("pow", "atan2", "arctan2", "logaddexp", "hypot",
                                                                     "pow_", "atan2_", "hypot_", "where", "lerp_t")
                               and any(_is(t, "bool") for t in (a, b, c))},
-    "div_mode_none": {"why": "GEN_REPORT class AC: div(a, b, rounding_mode=None) records DivBackward0 (torch: "
-                             "DivBackward2, the overload with rounding_mode)"},
     "detach_saved": {"why": "GEN_REPORT class T: backward through a saved tensor that was detach_()-ed later runs "
                             "(torch: 'Trying to use a saved tensor that has been detached in-place')",
                      "when": lambda X, a, b, c: X.name == "detach_" and a.grad_fn is not None},
@@ -151,28 +132,27 @@ KNOWN_OPEN = {
                                  "runs and turns the leaf into a CopySlices non-leaf that requires grad (torch: 'a "
                                  "view of a leaf Variable that requires grad is being used in an in-place operation')",
                           "when": lambda X, a, b, c: X.name == "detach_" and a.is_leaf and a.requires_grad},
-    "inplace_cast_order": {"why": "GEN_REPORT class B: an in-place op whose result type cannot be cast to self's "
-                                  "checks the cast before the leaf, broadcast and size checks torch makes first",
-                           "when": lambda X, a, b, c: X.name in INPLACE_BINARY + INPLACE_OTHER and
-                           (_category(b) > _category(a) or (X.name == "iand" and _category(a) >= 2))},
-    "inplace_compare": {"why": "GEN_REPORT class C: in-place comparisons (x.gt_(y)) record no node where torch records "
-                               "GtBackward1 (zero gradients) and makes x require grad",
-                        "ops": ["eq_", "ne_", "gt_", "lt_", "ge_", "le_"]},
     "view_grad_mode": {"why": "GEN_REPORT class D: a view made under no_grad of a tensor that requires grad does not "
                               "require grad (torch: it does)",
                        "when": lambda X, a, b, c: X.mode == "no_grad" and X.name in VIEW_OPS},
+    "inplace_compare_int": {"why": "GEN_REPORT class C (rest): an in-place comparison into an integer or bool tensor "
+                                   "with an operand that requires grad: torch records LtBackward1 on the integer "
+                                   "tensor (it requires grad; later ops raise 'Autograd not support dtype: Long' or an "
+                                   "internal assert); torchlike leaves it without history",
+                            "when": lambda X, a, b, c: X.name in ("eq_", "ne_", "gt_", "lt_", "ge_", "le_") and
+                            not _is(a, "float", "complex") and getattr(b, "requires_grad", False)},
+    "out_alias": {"why": "out= that is also an input of the op (mm(x, x.t(), out=x), cat([x, x], out=x)): torch "
+                         "resizes out before it reads the inputs (so reads the resized memory), or refuses the "
+                         "overlap ('some elements of the input tensor and the written-to tensor refer to a single "
+                         "memory location'); torchlike computes from the inputs' values first"},
     "nonzero_strides": {"why": "GEN_REPORT class E: nonzero/argwhere results are row-major where torch's are "
                                "column-major (stride (1, n))", "ops": ["nonzero", "argwhere"]},
-    "isclose_version": {"why": "GEN_REPORT class F: torch's isclose result is at _version 1 (written in place "
-                               "inside), torchlike's at 0", "ops": ["isclose"]},
-    "out_missing": {"why": "GEN_REPORT class G: no out= on maximum, clamp, sum, cat, mm, pow, where (TypeError)"},
 }
 # Differences the README keeps (not bugs): the generator always avoids them.
 KEPT = {
     "real_imag_copies": {"why": "README: x.real/x.imag of complex tensors are copies, not views",
                          "when": lambda X, a, b, c: X.name in ("real", "imag") and _is(a, "complex")},
 }
-OUT_MISSING = {"maximum", "clamp_o", "sum_o", "cat_o", "mm_o", "pow", "where_o"}
 RESHAPING = {"reshape", "reshape_as", "flatten", "ravel", "outer", "dot", "mm", "mv", "bmm", "baddbmm", "addmm",
              "take_along_dim", "out"}
 VIEW_OPS = {"t", "T", "mT", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "view", "view_as",
@@ -440,8 +420,7 @@ def _binary(X, a, b, c):
     if name in ("add", "sub", "subtract") and X.chance(0.3):
         return getattr(m, name)(a, b, alpha=X.pick(2, 0.5, -1))
     if name in ("div", "divide") and X.chance(0.3):
-        modes = ("trunc", "floor") if "div_mode_none" in X.exclude else ("trunc", "floor", None)
-        return getattr(m, name)(a, b, rounding_mode=X.pick(*modes))
+        return getattr(m, name)(a, b, rounding_mode=X.pick("trunc", "floor", None))
     if name == "rsub":
         return m.rsub(a, b, alpha=X.pick(1, 2))
     if name in _DUNDER and X.chance(0.35):
@@ -810,7 +789,9 @@ def _out(X, a, b):
                  lambda: m.zeros((), dtype=m.float64), lambda: a, lambda: b, lambda: m.zeros(1, dtype=m.long))()
     if _overlaps(out) and not X.allow_expanded_write:
         out = m.zeros_like(a)
-    name = X.pick(*[n for n in OUT_OPS if "out_missing" not in X.exclude or n not in OUT_MISSING])
+    name = X.pick(*OUT_OPS)
+    if "out_alias" in X.exclude and (out is b or (out is a and name not in ("sin", "exp", "abs", "floor", "clamp_o"))):
+        out = m.zeros_like(a)
     X.log.append((X.index, "out op", name))
     if name in ("sin", "exp", "abs", "floor"):
         result = getattr(m, name)(a, out=out)

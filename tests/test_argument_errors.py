@@ -219,7 +219,7 @@ KNOWN = {
                             "arg0=1.5"},
     ("method", "unflatten"): {"arg2=ndarray", "arg2=foreign tensor"},
     **{("function", n): {"out=1.5"} for n in ("add", "sub", "subtract", "mul", "multiply", "div", "divide",
-                                              "true_divide")},
+                                              "true_divide", "floor_divide")},
     ("function", "tensor"): {"arg0=foreign tensor"}, ("function", "as_tensor"): {"arg0=foreign tensor"},
     ("method", "new_tensor"): {"arg1=foreign tensor"}, ("method", "to"): {"arg1=1.5"},
     **{("function", n): {f"inplace={v}" for v in ("'a'", "ndarray", "foreign tensor", "[1.0]", "None", "1.5")}

@@ -144,7 +144,7 @@ _FUNCTIONS = {
         " Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None |"
         " Tensor input, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1,"
         " Tensor out=None",
-    "bitwise_and bitwise_or bitwise_xor remainder":
+    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift remainder":
         "Tensor input, Tensor other, *, Tensor out=None | Scalar self, Tensor other |"
         " Tensor input, Scalar other, *, Tensor out=None",
     "bmm mm":

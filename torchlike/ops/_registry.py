@@ -545,6 +545,10 @@ def _check_inplace(target, overlap=None):
             _views._check_view_inplace(target)
         if target._requires_grad and target._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = target._base
+        if base is not None and target._requires_grad and base._requires_grad and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
     if target._sgeom is not None:
         _views._check_overlap(target, overlap)
 

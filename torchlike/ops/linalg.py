@@ -15,6 +15,7 @@ from .._tensor import Tensor, _type_string
 from . import _registry
 from ._registry import op, _apply
 from ._bind import public
+from ._out import _write_out
 from .shape import _unsafe_view, _squeeze_dim_
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
@@ -67,8 +68,10 @@ def _check_mm(s1, s2, a, b):
 
 
 @public
-def mm(input, mat2):
+def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors (MmBackward0)."""
+    if out is not None:
+        return _write_out("mm", lambda: mm(input, mat2), out, (input, mat2), "mm")
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -85,13 +88,13 @@ def _bmm(self, mat2):
 _bmm.derivative(_mm.backward)
 
 
-def _check_bmm(s1, s2, a, b):
+def _check_bmm(s1, s2, a, b, name="bmm"):
     if s2[0] != s1[0] or s2[1] != s1[2]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] "
                            f"but got: [{s2[0]}, {s2[1]}].")
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"expected scalar type {_word(a)} but found {_word(b)}")
-    _not_for_bool("bmm", a)
+    _not_for_bool(name, a)
 
 
 @public
@@ -304,7 +307,7 @@ def _check_expand(t, target):
         raise RuntimeError(f"expand({_type_string(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): the number "
                            f"of sizes provided ({len(target)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({len(shape)})")
-    for i, s in enumerate(shape):
+    for i, s in reversed(list(enumerate(shape))):  # torch reports the last mismatching dim
         if s != 1 and s != target[lead + i]:
             raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
                                f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {list(target)}.  "
@@ -329,15 +332,16 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 @public
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * bmm(batch1, batch2) (BaddbmmBackward0)."""
-    for name, m in (("batch1", batch1), ("batch2", batch2)):
-        if m.ndim != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor")
+    """beta * input + alpha * bmm(batch1, batch2) (BaddbmmBackward0); torch's checks in its order: the expand of
+    input, dtypes, then the batches' ranks and sizes."""
+    _check_expand(input, (batch1.size(0), batch1.size(1), batch2.size(2)))
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: {_cpp(batch1)}, "
                            f"batch2: {_cpp(batch2)}")
-    _check_bmm(batch1.shape, batch2.shape, batch1, batch2)
-    _check_expand(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    for name, m in (("batch1", batch1), ("batch2", batch2)):
+        if m.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    _check_bmm(batch1.shape, batch2.shape, batch1, batch2, "baddbmm")
     return _apply(_baddbmm, (input, batch1, batch2), (beta, alpha))
 
 

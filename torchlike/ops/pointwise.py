@@ -20,6 +20,7 @@ from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
+from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
 from ._util import _broadcast_shape
 from .shape import _select
@@ -124,24 +125,6 @@ def _as_number(name):
     return {name: number}
 
 
-_OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
-            "arguments requires grad.")
-
-
-def _write_out(name, result, out, inputs):
-    """torch's ``out=``: no autograd through it; the result is written into ``out`` (cast to its dtype)."""
-    if not isinstance(out, Tensor):  # (torch binds a Python number there for add/sub/mul/div: not supported)
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
-    if _gm._state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
-        raise RuntimeError(_OUT_MSG.format(name))
-    _check_inplace(out)
-    data = result._data
-    if data.dtype != out._data.dtype:
-        data = _cast(data, out._data.dtype)
-    _commit(out, data)
-    return out
-
-
 # ----- unary ops ---------------------------------------------------------------------------------------
 def _check_tensor_arg(fn_name, arg, position, value):
     """torch's TypeError for an argument that must be a Tensor (a NumPy array, a real torch tensor, a list...)."""
@@ -166,7 +149,7 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
     pass through unchanged, as torch.floor(int_tensor) does)."""
     def fn(input, *, out=None):  # (an argument of the wrong type: the binding's guard raises torch's error)
         if out is not None:
-            return _write_out(name, fn(input), out, (input,))
+            return _write_out(name, lambda: fn(input), out, (input,))
         if check is not None:
             check(input)
         if kind == "float":
@@ -425,6 +408,7 @@ _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.rou
                          const_grads=True)
 _conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
+_conj_physical_inplace = _entry("ConjPhysicalBackward1", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
 
 def _logit_forward(self, *, eps):
@@ -451,7 +435,7 @@ def _logit_(self, eps=None):
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given (LogitBackward0)."""
     if out is not None:
-        return _write_out("logit", logit(input, eps), out, (input,))
+        return _write_out("logit", lambda: logit(input, eps), out, (input,))
     return _apply(_logit, (_to_float(input),), (eps,))
 
 
@@ -463,8 +447,8 @@ def positive(input):
     return input
 
 
-def _round_(self, *, decimals=0):
-    if decimals == 0:
+def _round_(self, *, decimals=None):
+    if decimals is None:
         return _apply_inplace(_round, self, (self,), ()) if _is_float(self._data) else _round_int_(self)
     return _apply_inplace(_round_decimals, self, (self,), (decimals,))
 
@@ -476,11 +460,14 @@ def _round_int_(self):
 
 
 @public(inplace=_round_)
-def round(input, *, decimals=0):  # noqa: A001 - torch's name
-    """Round half to even (RoundBackward0), or to ``decimals`` places (RoundBackward1)."""
+def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
+    """Round half to even (RoundBackward0), or to ``decimals`` places, any given (RoundBackward1)."""
+    if out is not None:
+        return _write_out("round", lambda: round(input, **({} if decimals is None else {"decimals": decimals})), out,
+                          (input,), "found")
     if not _is_float(input._data):
         return clone(input)
-    if decimals == 0:
+    if decimals is None:
         return _apply(_round, (input,), ())
     return _apply(_round_decimals, (input,), (decimals,))
 
@@ -508,12 +495,15 @@ def conj(input):
 
 
 def _conj_physical_(self):
-    return _apply_inplace(_conj_physical, self, (self,), ()) if self.is_complex() else self
+    """In place (ConjPhysicalBackward1), a real tensor too (torch bumps its version and records the node)."""
+    return _apply_inplace(_conj_physical_inplace, self, (self,), ())
 
 
 @public(inplace=_conj_physical_)
-def conj_physical(input):
+def conj_physical(input, *, out=None):
     """Complex conjugate, materialised (ConjPhysicalBackward0); a real tensor is returned as is."""
+    if out is not None:
+        return _write_out("conj_physical", lambda: conj_physical(input), out, (input,), "found")
     if input._data.dtype.kind != "c":
         return input
     return _apply(_conj_physical, (input,), ())
@@ -761,12 +751,6 @@ def _binary(entry, a, b, extra=()):
     return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
 
 
-def _can_cast(src, dst):
-    """torch.can_cast: no float->int, no complex->real, nothing->bool but bool."""
-    kinds = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
-    return kinds[np.dtype(src).kind] <= kinds[np.dtype(dst).kind]
-
-
 def _check_cast(result_dtype, self):
     dst = self._data.dtype
     if result_dtype != dst and not _can_cast(result_dtype, dst):
@@ -774,16 +758,39 @@ def _check_cast(result_dtype, self):
                            f"{_type_word(dst)}")
 
 
-def _binary_inplace(entry, self, other, extra=(), result_dtype=None):
-    """``self.op_(other)``: checks torch's casting and shape rules, then computes in self's dtype."""
+def _check_inplace_shape(self, *others):
+    """torch's TensorIterator shape check of ``self.op_(*others)``: the operands broadcast to self's shape."""
+    shape = self._data.shape
+    for o in others:
+        if isinstance(o, Tensor) and o._data.shape != shape:
+            shape = _broadcast_shape(shape, o._data.shape)
+    if shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+
+
+def _inplace_checks(self, *others, result_dtype=None):
+    """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
+    of the result type (``result_dtype``) to self's dtype."""
+    _check_inplace(self)
+    _check_inplace_shape(self, *others)
+    if result_dtype is not None:
+        _check_cast(result_dtype, self)
+
+
+def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
+    """``self.op_(other)``: torch's checks in its order (leaf, the op's own ``check``, shape, cast, ``alpha``),
+    then computes in self's dtype."""
+    _check_inplace(self)
+    if check is not None:
+        check(self, other)
+    _check_inplace_shape(self, other)
     _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self)
-    other = _wrap_scalar(other)
-    if other._data.ndim and other._data.shape != self._data.shape:
-        shape = _broadcast_shape(self._data.shape, other._data.shape)
-        if shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(shape)}")
-    return _apply_inplace(entry, self, (self, other), (self._data.dtype,) + extra)
+    if alpha is not None:
+        if alpha != 1:
+            _check_alpha(self._data.dtype, alpha)
+        extra = (alpha,)
+    return _apply_inplace(entry, self, (self, _wrap_scalar(other)), (self._data.dtype,) + extra)
 
 
 def _check_alpha(dtype, alpha):
@@ -858,11 +865,18 @@ def _div(self, other, *, dtype):
 
 
 @_div.derivative
-def _(grad, self, other, dtype):
+def _div_grad(grad, self, other, dtype):
     o = jnp.conj(other.astype(dtype))
     ga = grad / o
     gb = -grad * jnp.conj(self.astype(dtype)) / (o * o) if self is not None else None
     return ga, gb
+
+
+# an explicit rounding_mode=None: torch's div.Tensor_mode overload (DivBackward2), a true division
+_div_none = _entry("DivBackward2", {"self": ("other",), "other": ("self", "other")},
+                   lambda self, other, *, dtype, rounding_mode: _div.forward(self, other, dtype=dtype), _div_grad,
+                   attrs=("rounding_mode",))
+_NO_MODE = object()  # rounding_mode not given: div.Tensor (DivBackward0)
 
 
 @op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",), const_grads=True)
@@ -896,6 +910,7 @@ def _needs(a, b):
 
 
 _floor_divide = _not_implemented("floor_divide", _div_mode.forward)
+_floor_divide_inplace = _not_implemented("floor_divide_", _div_mode.forward)
 _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.remainder(
     self.astype(dtype), other.astype(dtype)))
 
@@ -1041,26 +1056,21 @@ def _is_tensor_operand(x):
 
 
 def _add_(self, other, *, alpha=1):
-    if alpha != 1:
-        _check_alpha(self._data.dtype, alpha)
-    return _binary_inplace(_add, self, other, (alpha,))
+    return _binary_inplace(_add, self, other, alpha=alpha)
 
 
 @public(inplace=_add_, dunders=("__add__", ("__radd__", lambda s, o: add(s, o)), ("__iadd__", _add_)))
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion (AddBackward0)."""
     if out is not None:
-        return _write_out("add", add(input, other, alpha=alpha), out, (input, other))
+        return _write_out("add", lambda: add(input, other, alpha=alpha), out, (input, other))
     if alpha != 1:
         _check_alpha(_binary_dtype(input, other), alpha)
     return _binary(_add, input, other, (alpha,))
 
 
 def _sub_(self, other, *, alpha=1):
-    _check_bool_sub(self, other)
-    if alpha != 1:
-        _check_alpha(self._data.dtype, alpha)
-    return _binary_inplace(_sub, self, other, (alpha,))
+    return _binary_inplace(_sub, self, other, check=_check_bool_sub, alpha=alpha)
 
 
 def _rsub_method(self, other):
@@ -1074,7 +1084,7 @@ def _rsub_method(self, other):
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other (SubBackward0); bool tensors are rejected as in torch."""
     if out is not None:
-        return _write_out("sub", sub(input, other, alpha=alpha), out, (input, other))
+        return _write_out("sub", lambda: sub(input, other, alpha=alpha), out, (input, other))
     dt = _binary_dtype(input, other)
     _check_bool_sub(input, other)
     if alpha != 1:
@@ -1102,7 +1112,7 @@ def _mul_(self, other):
 def mul(input, other, *, out=None):
     """input * other, with torch's type promotion (MulBackward0)."""
     if out is not None:
-        return _write_out("mul", mul(input, other), out, (input, other))
+        return _write_out("mul", lambda: mul(input, other), out, (input, other))
     return _binary(_mul, input, other)
 
 
@@ -1117,11 +1127,12 @@ def _check_rounding_mode(rounding_mode):
                            f"'{rounding_mode}'")
 
 
-def _div_(self, other, *, rounding_mode=None):
-    if rounding_mode is not None:
-        _check_rounding_mode(rounding_mode)
-        return _binary_inplace(_div_mode, self, other, (rounding_mode,))
-    return _binary_inplace(_div, self, other, result_dtype=_true_div_dtype(self, other))
+def _div_(self, other, *, rounding_mode=_NO_MODE):
+    if rounding_mode is _NO_MODE or rounding_mode is None:
+        entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
+        return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
+    _check_rounding_mode(rounding_mode)
+    return _binary_inplace(_div_mode, self, other, (rounding_mode,))
 
 
 def _rtruediv(self, other):
@@ -1131,25 +1142,30 @@ def _rtruediv(self, other):
 
 @public(aliases=("divide", "true_divide"), inplace=_div_,
         dunders=("__truediv__", ("__rtruediv__", _rtruediv), ("__itruediv__", _div_)))
-def div(input, other, *, rounding_mode=None, out=None):
-    """input / other: true division (DivBackward0; integers give the default float dtype), or rounded
-    with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero gradient)."""
+def div(input, other, *, rounding_mode=_NO_MODE, out=None):
+    """input / other: true division (DivBackward0; integers give the default float dtype; DivBackward2 with an
+    explicit ``rounding_mode=None``), or rounded with ``rounding_mode="trunc"|"floor"`` (DivBackward2, zero
+    gradient)."""
     if out is not None:
-        return _write_out("div", div(input, other, rounding_mode=rounding_mode), out, (input, other))
-    if rounding_mode is not None:
-        _check_rounding_mode(rounding_mode)
-        return _binary(_div_mode, input, other, (rounding_mode,))
-    return _apply(_div, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),))
+        mode = {} if rounding_mode is _NO_MODE else {"rounding_mode": rounding_mode}  # (the guard refuses _NO_MODE)
+        return _write_out("div", lambda: div(input, other, **mode), out, (input, other))
+    if rounding_mode is _NO_MODE or rounding_mode is None:
+        entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
+        return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),) + extra)
+    _check_rounding_mode(rounding_mode)
+    return _binary(_div_mode, input, other, (rounding_mode,))
 
 
 def _floor_divide_(self, other):
-    return _binary_inplace(_floor_divide[_needs(self, other)], self, other, ("floor",))
+    return _binary_inplace(_floor_divide_inplace[_needs(self, other)], self, other, ("floor",))
 
 
 @public(inplace=_floor_divide_, dunders=("__floordiv__", ("__rfloordiv__", lambda s, o: floor_divide(o, s)),
                                          ("__ifloordiv__", _floor_divide_)))
-def floor_divide(input, other):
+def floor_divide(input, other, *, out=None):
     """Division rounded down; not differentiable in torch (a NotImplemented node whose backward raises)."""
+    if out is not None:
+        return _write_out("floor_divide", lambda: floor_divide(input, other), out, (input, other))
     return _binary(_floor_divide[_needs(input, other)], input, other, ("floor",))
 
 
@@ -1158,8 +1174,10 @@ def _fmod_(self, other):
 
 
 @public(inplace=_fmod_)
-def fmod(input, other):
+def fmod(input, other, *, out=None):
     """C-style remainder, sign of the dividend (FmodBackward0 for a scalar other, FmodBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("fmod", lambda: fmod(input, other), out, (input, other))
     return _binary(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, input, other)
 
 
@@ -1169,8 +1187,10 @@ def _remainder_(self, other):
 
 @public(inplace=_remainder_, dunders=("__mod__", ("__rmod__", lambda s, o: remainder(o, s)),
                                       ("__imod__", _remainder_)))
-def remainder(input, other):
+def remainder(input, other, *, out=None):
     """Python-style remainder, sign of the divisor (RemainderBackward0 / RemainderBackward1)."""
+    if out is not None:
+        return _write_out("remainder", lambda: remainder(input, other), out, (input, other))
     if not isinstance(input, Tensor):  # Scalar % Tensor has no derivative in torch
         return _binary(_rremainder[_needs(input, other)], input, other)
     return _binary(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
@@ -1181,8 +1201,10 @@ def _pow_(self, exponent):
 
 
 @public(inplace=_pow_, dunders=("__pow__", ("__rpow__", lambda s, o: pow(o, s)), ("__ipow__", _pow_)))
-def pow(input, exponent):  # noqa: A001 - torch's name
+def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
     """input ** exponent: PowBackward0 (scalar exponent), PowBackward1 (tensors), PowBackward2 (scalar base)."""
+    if out is not None:
+        return _write_out("pow", lambda: pow(input, exponent), out, (input, exponent))
     if not isinstance(input, Tensor):
         return _binary(_rpow, input, exponent)
     if not isinstance(exponent, Tensor):
@@ -1191,20 +1213,26 @@ def pow(input, exponent):  # noqa: A001 - torch's name
 
 
 @public(inplace=lambda self: _pow_(self, 2))
-def square(input):
+def square(input, *, out=None):
     """input ** 2 (PowBackward0)."""
+    if out is not None:
+        return _write_out("square", lambda: square(input), out, (input,))
     return pow(input, 2)
 
 
 @public
-def maximum(input, other):
+def maximum(input, other, *, out=None):
     """Elementwise max; ties split the gradient evenly (MaximumBackward0)."""
+    if out is not None:
+        return _write_out("maximum", lambda: maximum(input, other), out, (input, other))
     return _binary(_maximum, input, other)
 
 
 @public
-def minimum(input, other):
+def minimum(input, other, *, out=None):
     """Elementwise min; ties split the gradient evenly (MinimumBackward0)."""
+    if out is not None:
+        return _write_out("minimum", lambda: minimum(input, other), out, (input, other))
     return _binary(_minimum, input, other)
 
 
@@ -1219,20 +1247,26 @@ def _float_inplace(entry):
 
 
 @public(aliases=("arctan2",), inplace=_float_inplace(_atan2))
-def atan2(input, other):
+def atan2(input, other, *, out=None):
     """Angle of (other, input) in radians (Atan2Backward0)."""
+    if out is not None:
+        return _write_out("atan2", lambda: atan2(input, other), out, (input, other))
     return _float_binary(_atan2, input, other)
 
 
 @public(inplace=_float_inplace(_hypot))
-def hypot(input, other):
+def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2) (HypotBackward0)."""
+    if out is not None:
+        return _write_out("hypot", lambda: hypot(input, other), out, (input, other))
     return _float_binary(_hypot, input, other)
 
 
 @public
-def logaddexp(input, other):
+def logaddexp(input, other, *, out=None):
     """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0)."""
+    if out is not None:
+        return _write_out("logaddexp", lambda: logaddexp(input, other), out, (input, other))
     return _float_binary(_logaddexp, input, other)
 
 
@@ -1246,38 +1280,45 @@ def _lerp_forward(self, end, weight, *, dtype):
 
 _lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, weight, dtype: (
     grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",), saved=_as_number("weight"))
-_lerp_tensor = _entry("LerpBackward1", ("self", "end", "weight"), _lerp_forward,
+# torch saves self and end only for weight's gradient
+_lerp_tensor = _entry("LerpBackward1", {"self": ("weight",), "end": ("weight",), "weight": ()}, _lerp_forward,
                       lambda grad, self, end, weight, dtype: (
                           grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
-                          grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
+                          None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
 
 
-_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
-                   "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _check_lerp(input, end, weight):
     """torch's lerp takes end (and a weight tensor of 1+ dims) of input's dtype, with no promotion."""
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and (name == "end" or t.ndim) and t._data.dtype != input._data.dtype:
-            raise RuntimeError(f"expected dtype {_CPP_TYPE_NAMES[input._data.dtype.name]} for `{name}` but got "
-                               f"dtype {_CPP_TYPE_NAMES[t._data.dtype.name]}")
+            raise RuntimeError(f"expected dtype {_CPP[input._data.dtype.name]} for `{name}` but got "
+                               f"dtype {_CPP[t._data.dtype.name]}")
+
+
+def _lerp_args(input, end, weight):
+    """The entry and result dtype of lerp: a weight tensor (0-d: of any dtype) takes part in the promotion."""
+    _check_lerp(input, end, weight)
+    if isinstance(weight, Tensor):
+        return _lerp_tensor, _dtype._result_type(input, end, weight)._np
+    return _lerp_scalar, _binary_dtype(input, end)
 
 
 def _lerp_(self, end, weight):
-    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
-    _check_lerp(self, end, weight)
-    _check_cast(_binary_dtype(self, end), self)
+    _check_inplace(self)
+    entry, dt = _lerp_args(self, end, weight)
+    _check_inplace_shape(self, end, weight)
+    _check_cast(dt, self)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
 @public(inplace=_lerp_)
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input) (LerpBackward0 for a scalar weight, LerpBackward1 for a tensor)."""
-    entry = _lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar
-    _check_lerp(input, end, weight)
-    dt = _binary_dtype(input, end)
+    if out is not None:
+        return _write_out("lerp", lambda: lerp(input, end, weight), out, (input, end, weight))
+    entry, dt = _lerp_args(input, end, weight)
     return _apply(entry, (input, end, _wrap_scalar(weight)), (dt,))
 
 
@@ -1319,14 +1360,16 @@ def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
         _check_tensor_arg(name, "tensor1", 1, tensor1)
         _check_tensor_arg(name, "tensor2", 2, tensor2)
-        _check_cast(_addc_dtype(self, tensor1, tensor2, value), self)
+        _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value))
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
 
 
 @public(inplace=_addc_inplace(_addcmul, "addcmul_"))
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2 (AddcmulBackward0)."""
+    if out is not None:
+        return _write_out("addcmul", lambda: addcmul(input, tensor1, tensor2, value=value), out, (input, tensor1, tensor2))
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _check_tensor_arg("addcmul", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
@@ -1334,8 +1377,10 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 
 @public(inplace=_addc_inplace(_addcdiv, "addcdiv_"))
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2 (AddcdivBackward0); integer tensor1/tensor2 are rejected as in torch."""
+    if out is not None:
+        return _write_out("addcdiv", lambda: addcdiv(input, tensor1, tensor2, value=value), out, (input, tensor1, tensor2))
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _check_tensor_arg("addcdiv", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
@@ -1435,6 +1480,11 @@ def _check_bound(v):
         raise TypeError(f"clamp bounds must be tensors or numbers, not {type(v).__name__}")
 
 
+def _clamp_rule(bound):
+    """out='s dtype rule of clamp: exact for scalar bounds, TensorIterator's cast for tensor bounds."""
+    return None if isinstance(bound, Tensor) else "found"
+
+
 def _clamp_args(input, min, max):  # noqa: A002
     """Which clamp entry, its inputs and statics (torch promotes the input with the bounds)."""
     if min is None and max is None:
@@ -1457,18 +1507,25 @@ _PLAIN = (float, int, type(None))
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
+    _check_inplace(self)
     entry, args, statics = _clamp_args(self, min, max)
+    _check_inplace_shape(self, *args)
     if statics[-1] != self._data.dtype:
-        if not _can_cast(statics[-1], self._data.dtype):
+        if entry is not _clamp_scalar:  # (tensor bounds: TensorIterator's message; scalar bounds name the C++ type)
+            _check_cast(statics[-1], self)
+        elif not _can_cast(statics[-1], self._data.dtype):
             raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
-                               f"{_CPP_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
+                               f"{_CPP[self._data.dtype.name]}")
         statics = statics[:-1] + (self._data.dtype,)
     return _apply_inplace(entry, self, args, statics)
 
 
 @public(aliases=("clip",), inplace=_clamp_)
-def clamp(input, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
+    if out is not None:
+        return _write_out("clamp", lambda: clamp(input, min, max), out, (input, min, max),
+                          _clamp_rule(min) and _clamp_rule(max))
     entry, args, statics = _clamp_args(input, min, max)
     return _apply(entry, args, statics)
 
@@ -1486,20 +1543,24 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
-        _check_cast(statics[-1], self)
+        _inplace_checks(self, *args, result_dtype=statics[-1])
         return _apply_inplace(entry, self, args, statics[:-1] + (self._data.dtype,))
     return fn_
 
 
 @public(inplace=_clamp_one_(_clamp_min, _clamp_min_tensor))
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min, *, out=None):  # noqa: A002
     """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("clamp_min", lambda: clamp_min(input, min), out, (input, min), _clamp_rule(min))
     return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
 
 
 @public(inplace=_clamp_one_(_clamp_max, _clamp_max_tensor))
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max, *, out=None):  # noqa: A002
     """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
+    if out is not None:
+        return _write_out("clamp_max", lambda: clamp_max(input, max), out, (input, max), _clamp_rule(max))
     return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
 
 
@@ -1515,8 +1576,10 @@ def _(grad, condition):
 
 
 @public(method=lambda self, condition, other: where(condition, self, other))
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
+    if out is not None:
+        return _write_out("where", lambda: where(condition, input, other), out, (input, other), "where")
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if condition._data.dtype != np.bool_:
@@ -1528,20 +1591,46 @@ def where(condition, input=None, other=None):
 
 
 # ----- comparisons and other non-differentiable elementwise ops --------------------------------------------
-def _nondiff(name, fn, dunders=()):
-    """Declare a jitted op that never records history (logical ops, isnan, ...)."""
+def _nondiff(name, fn, dunders=(), idunder=None, kernel=None):
+    """Declare a jitted op that never records history (logical ops, isnan, ...); the bitwise (integer dtypes only:
+    torch's ``kernel`` name in the error) and logical ones also in place, as ``name_`` (and the dunder ``idunder``)."""
     jitted = jax.jit(fn)
     integral = name.startswith("bitwise_")
+    kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
+    kernel = kernel or name
+    rule = ("any" if name.startswith("logical_") else "found" if name == "bitwise_not" else
+            "bool_only" if name in ("isposinf", "isneginf") else None)
 
-    def call(*args):
+    def call(*args, out=None):
+        if out is not None:  # (torch has out= on the logical, bitwise and isposinf/isneginf ops: its guard checks)
+            return _write_out(name, lambda: call(*args), out, args, rule)
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
-            if dt.kind not in "biu":
-                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dt)}\'')
+            if dt.kind not in kinds:
+                raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_type_word(dt)}\'')
         return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
+
+    def call_(self, *args):  # torch's checks, then the result written in self's dtype (no history)
+        if integral:
+            _inplace_checks(self, *args, result_dtype=_binary_dtype(self, *args) if args else None)
+        else:  # torch's logical_*_ check the shape only (no leaf check, any dtype)
+            _check_inplace_shape(self, *args)
+        data = call(self, *args)._data
+        _commit(self, data if data.dtype == self._data.dtype else _cast(data, self._data.dtype))
+        return self
     call.__name__ = name
     call.__doc__ = f"Elementwise {name} (no gradient)."
-    return public(call, dunders=dunders)
+    call_.__name__ = call_.__qualname__ = name + "_"
+    call_.__doc__ = f"In-place {name}."
+    if idunder:
+        dunders += ((idunder, call_),)
+    return public(call, dunders=dunders, inplace=call_ if integral or name.startswith("logical_") else None)
+
+
+def _same_dtype(a, b):
+    """The operands of a shift in their promoted dtype (lax shifts one dtype)."""
+    dt = jnp.result_type(a, b)
+    return jnp.asarray(a, dt), jnp.asarray(b, dt)
 
 
 def _is_operand(x):
@@ -1555,7 +1644,9 @@ def _cmp(name, jfn, dunder, aliases=()):
         return jfn(a.astype(dtype), b.astype(dtype))
     entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=())
 
-    def fn(input, other):
+    def fn(input, other, *, out=None):
+        if out is not None:
+            return _write_out(name, lambda: fn(input, other), out, (input, other), "any")
         return _binary(entry, input, other)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} with type promotion; a bool tensor (no gradient)."
@@ -1563,11 +1654,17 @@ def _cmp(name, jfn, dunder, aliases=()):
     def compare(self, other):  # `x == None` is False, as in torch (Python's fallback)
         return fn(self, other) if _is_operand(other) else NotImplemented
 
+    def fwd_(self, other, *, dtype):  # the in-place variant: the result in self's dtype
+        return jfn(self.astype(dtype), other.astype(dtype)).astype(self.dtype)
+    node = name.capitalize() + "Backward"  # torch's name_ is differentiable, with zero gradients
+    entries_ = (_entry(node + "0", (), fwd_, _zero_grad, nondiff=("other",), const_grads=True),
+                _entry(node + "1", (), fwd_, lambda grad: (jnp.zeros_like(grad), jnp.zeros_like(grad)),
+                       const_grads=True))
+
     def fn_(self, other):
-        res = fn(self, other)
-        _check_inplace(self)
-        _commit(self, _cast(res._data, self._data.dtype))
-        return self
+        _inplace_checks(self, other)
+        dt = _binary_dtype(self, other)
+        return _apply_inplace(entries_[_is_tensor_operand(other)], self, (self, _wrap_scalar(other)), (dt,))
     return public(fn, aliases=aliases, inplace=fn_, dunders=((dunder, compare),))
 
 
@@ -1580,7 +1677,13 @@ ge = _cmp("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
 
 isnan = _nondiff("isnan", jnp.isnan)
 isinf = _nondiff("isinf", jnp.isinf)
-isfinite = _nondiff("isfinite", jnp.isfinite)
+_isfinite = jax.jit(jnp.isfinite)
+
+
+@public
+def isfinite(input):
+    """Elementwise isfinite (no gradient); torch's complex result is written in place once (``_version`` 1)."""
+    return _with_version(_wrap(_isfinite(input._data)), int(input._data.dtype.kind == "c"))
 isposinf = _nondiff("isposinf", jnp.isposinf)
 isneginf = _nondiff("isneginf", jnp.isneginf)
 isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
@@ -1589,9 +1692,15 @@ logical_and = _nondiff("logical_and", jnp.logical_and)
 logical_or = _nondiff("logical_or", jnp.logical_or)
 logical_xor = _nondiff("logical_xor", jnp.logical_xor)
 bitwise_not = _nondiff("bitwise_not", lambda a: ~a, dunders=("__invert__",))
-bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"))
-bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"))
-bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"))
+bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"), idunder="__iand__")
+bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"), idunder="__ior__")
+bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"), idunder="__ixor__")
+bitwise_left_shift = _nondiff(  # (lax's shifts give torch's results for shifts past the width: 0, or the sign)
+    "bitwise_left_shift", lambda a, b: jnp.left_shift(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="lshift",
+    dunders=("__lshift__", ("__rlshift__", lambda s, o: bitwise_left_shift(o, s))), idunder="__ilshift__")
+bitwise_right_shift = _nondiff(
+    "bitwise_right_shift", lambda a, b: jnp.right_shift(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="rshift",
+    dunders=("__rshift__", ("__rrshift__", lambda s, o: bitwise_right_shift(o, s))), idunder="__irshift__")
 
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1599,10 +1708,24 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def _with_version(t, version):
+    """A result torch builds with ``version`` in-place steps (``close.__ior__(...)``): its ``_version``."""
+    if version:
+        t._version_counter().version = version
+    return t
+
+
 @public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
-    return _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor, at torch's ``_version``)."""
+    a, b = input._data, other._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{_type_word(a.dtype)} did not match {_type_word(b.dtype)}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
+    result = _wrap(jnp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _with_version(result, int(equal_nan and a.dtype.kind in "fcV") + int(rtol != 0 or atol != 0))
 
 
 @public

@@ -19,6 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim, _type_string
 from ._registry import op, _apply
 from ._bind import public
+from ._out import _write_out
 from ._util import _check_unique
 from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch
 
@@ -110,8 +111,13 @@ def _(grad, dim, keepdim, self_shape):
 
 
 @public
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
-    """Sum of all elements (SumBackward0) or over ``dim`` (SumBackward1); integers sum to int64."""
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch's name
+    """Sum of all elements (SumBackward0) or over ``dim`` (SumBackward1); integers sum to int64; into ``out``: summed
+    in out's dtype."""
+    if out is not None:
+        if dim is None:  # torch's sum without dim has no out= (the guard raises torch's TypeError)
+            raise TypeError("sum(): out= needs dim")
+        return _write_out("sum", lambda: sum(input, dim, keepdim, dtype=dtype or out.dtype), out, (input,), "sum")
     dt = _sum_dtype(input, dtype)
     if dim is None and not keepdim:
         return _apply(_sum_all, (input,), (dt,))
@@ -303,7 +309,7 @@ def _max_min(name, jfn, argfn, rtype, binary):
 
     def fn(input, dim=None, keepdim=False, *, other=None, out=None):
         if isinstance(dim, Tensor) or other is not None:
-            return binary(input, dim if other is None else other)
+            return binary(input, dim if other is None else other, out=out)
         if dim is None:
             if keepdim:
                 raise TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool, )")

@@ -26,6 +26,7 @@ from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _compute_stride, _detach_alias
 from ._bind import public
+from ._out import _write_out
 from ._util import _check_unique, _shape_arg
 
 
@@ -614,9 +615,11 @@ _cat_entries = {}
 
 
 @public(aliases=("concat",), method=False)
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, out=None):
     """Concatenate along dim with type promotion; 1-D empty tensors are skipped, as torch does; CatBackward0."""
     tensors = _tensor_list(tensors, "cat")
+    if out is not None:
+        return _write_out("cat", lambda: cat(tensors, dim), out, tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
@@ -640,9 +643,9 @@ def cat(tensors, dim=0):
 
 
 @public(method=False)
-def concatenate(tensors, axis=0):
+def concatenate(tensors, axis=0, *, out=None):
     """Alias of cat."""
-    return cat(tensors, axis)
+    return cat(tensors, axis, out=out)
 
 
 
