@@ -212,6 +212,16 @@ def _scalar_for(x, d, cname):
     return x
 
 
+def _check_fits(value, np_dtype, cname=None):
+    """torch's check of a number written into a tensor of ``np_dtype`` (fill_, masked_fill, a clamp bound): a
+    RuntimeError 'value cannot be converted to type <cname> without overflow' where it does not fit."""
+    d = _dtype._from_np(np_dtype)
+    cname = cname or _C_SCALAR[d.name]
+    x = _scalar_for(value, d, cname)
+    if d._category == 2 and math.isfinite(x) and abs(x) > float(np.finfo(np_dtype).max):
+        raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+
+
 def _leaf(x, d):
     """One element of nested data as a Python scalar for dtype d (torch's store_scalar and its errors)."""
     if isinstance(x, Tensor):
