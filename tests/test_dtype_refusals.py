@@ -255,3 +255,14 @@ def test_complex_gradient_into_real_input(case, wrt):
         names = [type(n).__name__ for n, _ in node.next_functions if n is not None]
         return (type(node).__name__, names, gs)
     _same(run)
+
+
+def test_not_implemented_node_runs_first():
+    """torch's NotImplemented nodes have sequence number UINT64_MAX: with another failing node (a bool exponent's
+    pow), the engine reports theirs, whatever the order the nodes were made in."""
+    def run(m):
+        x = m.tensor([0.5, 1.2], requires_grad=True)
+        a = (x * 1) ** m.tensor(True)
+        b = (x * 1) // 2
+        return b.grad_fn._sequence_nr(), m.autograd.grad(a.sum() + b.sum(), [x])
+    _same(run)

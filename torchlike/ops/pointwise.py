@@ -945,13 +945,20 @@ def _(grad):
 
 
 
+# torch's error nodes have sequence number UINT64_MAX: its engine runs them (and raises) before any other node
+_ERROR_NODE_SEQ = property(lambda node: (1 << 64) - 1, lambda node, value: None)
+
+
 def _not_implemented(aten_name, forward, refuse):
     """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
     def derivative(grad):
         raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
-    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse,
-                         nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
-            for diff in ((True, True), (True, False), (False, True))}
+    entries = {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse,
+                            nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
+               for diff in ((True, True), (True, False), (False, True))}
+    for entry in entries.values():
+        entry.node_cls._seq = _ERROR_NODE_SEQ
+    return entries
 
 
 def _needs(a, b):
