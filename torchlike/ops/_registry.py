@@ -219,8 +219,10 @@ class OpDef:
         if dt is None:
             dt = next(a.dtype for a in args if a is not None)
         if np.dtype(dt).kind in self.refuse:
-            _check_broadcast(args)  # torch checks the shapes first
-            raise _refused(self.refuse, dt, statics, args)
+            error = _refused(self.refuse, dt, statics, args)
+            if error is not None:
+                _check_broadcast(args)  # torch checks the shapes first
+                raise error
         return self.forward(*args, **statics)
 
     def _shared_jit(self, key, statics, body, names=None):
@@ -334,10 +336,13 @@ class OpDef:
 def _refused(refuse, dt, statics, args=()):
     """torch's error for an op refused for dtype ``dt`` (``refuse``: NumPy kind -> refusal): a refusal is a kernel
     name (NotImplementedError '"<kernel>" not implemented for '<Type>''), an (exception type, message) pair ('{}'
-    in the message: the dtype's name), or a function of the op's statics and input arrays giving one of these."""
+    in the message: the dtype's name), or a function of the op's statics and input arrays giving one of these
+    (or None: not refused)."""
     refusal = refuse[np.dtype(dt).kind]
     if callable(refusal):
         refusal = refusal(statics, args)
+        if refusal is None:
+            return None
     word = _type_string(np.dtype(dt))[6:-6]
     if isinstance(refusal, str):
         return NotImplementedError(f"\"{refusal}\" not implemented for '{word}'")

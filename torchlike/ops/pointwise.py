@@ -1494,8 +1494,18 @@ def _(grad, self, max):  # noqa: A002
     return jnp.where(self <= max, grad, 0)
 
 
-@op("ClampBackward0", save=("self", "min", "max"), attrs=(), refuse={"bc": lambda statics, args: (
-    _CLAMP_COMPLEX if args[0].dtype.kind == "c" else "clamp_cpu")})
+def _clamp_tensors_refusal(statics, args):
+    """torch's clamp with tensor bounds: complex input refused; with one bound it runs maximum/minimum (bools
+    allowed), with both the clamp kernel (no bool, no complex)."""
+    self, lo, hi = args
+    if self.dtype.kind == "c":
+        return _CLAMP_COMPLEX
+    if lo is not None and hi is not None:
+        return "clamp_cpu"
+    return None if statics["dtype"] == bool else "maximum_cpu" if hi is None else "minimum_cpu"
+
+
+@op("ClampBackward0", save=("self", "min", "max"), attrs=(), refuse={"bc": _clamp_tensors_refusal})
 def _clamp_tensor(self, min, max, *, dtype):  # noqa: A002
     out = self.astype(dtype)
     if min is not None:
