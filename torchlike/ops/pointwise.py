@@ -1381,7 +1381,7 @@ def _(grad, tensor1, tensor2, value, dtype):
     return grad, g1, g2
 
 
-@op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2"), "value": ()},
+@op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": (), "value": ()},  # (torch: tensor2 always)
     nondiff=("value",), attrs=(), saved=_as_number("value"))
 def _addcdiv(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) / tensor2.astype(dtype)
@@ -1392,8 +1392,6 @@ def _(grad, tensor1, tensor2, value, dtype, grad_input_mask):
     if grad_input_mask[1] and tensor2.dtype.kind in "biu":  # torch's value / tensor2 for tensor1's gradient fails
         raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to the desired "
                            f"output type {_type_word(tensor2.dtype)}")
-    if tensor2 is None:  # (only self needs a gradient)
-        return grad, None, None
     v, t2 = value.astype(dtype), tensor2.astype(dtype)
     g1 = grad * jnp.conj(v / t2)
     g2 = -grad * jnp.conj(v * tensor1.astype(dtype) / (t2 * t2)) if tensor1 is not None else None
