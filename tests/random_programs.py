@@ -51,12 +51,6 @@ GRAD_MODE_WEIGHTS = [40, 3, 0.5, 0.7]
 KNOWN_OPEN = {
     "expanded_write": {"why": "issue 12: writes into a tensor that overlaps itself (expand()-ed: fill_, zero_, "
                               "masked_fill_, index_put_, setitem, out=) are refused where torch lets some through"},
-    "dtype_refusal": {"why": "GEN_REPORT class A: ops torch refuses for a dtype (complex ordering, clamp/floor/... of "
-                             "complex, bitwise ops and ~ of floats, activations/round/frac of ints and bools) run in "
-                             "torchlike, or are refused with another error type or message",
-                      "torch_error": r"not implemented for '|not supported for complex|does not support complex|"
-                                     r"only implemented on integer|[Ii]n-place abs is not supported|not implemented "
-                                     r"for complex|inputs not supported for|did not match|not intended to support complex"},
     "broadcast_message": {"why": "GEN_REPORT class I: logical_*/bitwise_* (and &, |, ^) of shapes that do not "
                                  "broadcast raise JAX's ValueError/TypeError, not torch's RuntimeError; rsub names "
                                  "the sizes in the other order",
@@ -81,14 +75,6 @@ KNOWN_OPEN = {
     "masked_select_0d": {"why": "GEN_REPORT class Q: masked_select of 0-d tensors fails with JAX's ValueError "
                                 "(nonzero of a 0-d array)", "when": lambda X, a, b, c: X.name == "masked_select"
                          and a.dim() == 0},
-    "argument_checks": {"why": "GEN_REPORT class R: masked_fill of an int tensor with a value that does not fit "
-                               "(nan, inf), atan2_/... with a Python scalar and view() without a shape are not "
-                               "refused",
-                        "torch_error": r"cannot be converted to type|must be Tensor, not|received an invalid "
-                                       r"combination of arguments|missing 1 required positional"},
-    "int_zero_division": {"why": "GEN_REPORT class S: integer remainder/floor_divide/fmod by zero return a value "
-                                 "where torch raises RuntimeError('ZeroDivisionError')",
-                          "torch_error": r"ZeroDivisionError"},
     "index_add_bounds": {"why": "GEN_REPORT class M: index_add with a negative index raises RuntimeError 'index -1 is "
                                 "out of bounds...' (torch: IndexError 'index out of range in self')",
                          "torch_error": r"index out of range in self", "in_ops": ["index_add", "index_add_"]},
@@ -96,38 +82,17 @@ KNOWN_OPEN = {
                               "(torch: CPUBoolType{[3]})", "torch_error": r"expand\(CPU"},
     "conj_view": {"why": "GEN_REPORT class W: conj of a complex tensor is not a view (torch: _is_view() is True)",
                   "when": lambda X, a, b, c: X.name == "conj" and _is(a, "complex")},
-    "angle": {"why": "GEN_REPORT class X: angle(-0.0) is pi (torch: 0), and angle of a 0-d float32 tensor is "
-                     "float64", "ops": ["angle"]},
-    "sgn_bool": {"why": "GEN_REPORT class A: sgn of a bool tensor is refused (TypeError; torch returns it)",
-                 "when": lambda X, a, b, c: X.name in ("sgn", "sgn_") and _is(a, "bool")},
     "mT_0d": {"why": "GEN_REPORT class AB: x.mT of a 0-d tensor raises (torch returns the tensor)",
               "when": lambda X, a, b, c: X.name == "mT" and a.dim() == 0},
-    "masked_fill_bool_grad": {"why": "GEN_REPORT class AF: masked_fill of a bool tensor with a value that requires "
-                                     "grad runs (torch: 'Autograd not support dtype: Bool')",
-                              "torch_error": r"Autograd not support dtype"},
     "scatter_overlap": {"why": "GEN_REPORT class AH: scatter_/scatter_add_ whose src overlaps self are not refused "
                                "(torch: 'unsupported operation: some elements of the input tensor and the written-to "
                                "tensor refer to a single memory location')",
                         "torch_error": r"refer to a single memory location", "in_ops": ["scatter_", "scatter_add_"]},
     "split_message": {"why": "GEN_REPORT class AI: split of a 0-d tensor with a list of sizes says split_with_sizes "
                              "(torch: split)", "torch_error": r"split expects at least a 1-dimensional"},
-    "scatter_add_bool": {"why": "GEN_REPORT class AT: scatter_add of bool tensors raises JAX's TypeError (torch: "
-                                "logical or)", "when": lambda X, a, b, c: X.name.startswith("scatter_add") and
-                         _is(a, "bool")},
-    "bool_operand_backward": {"why": "GEN_REPORT class AN: torch's backward of pow/atan2/logaddexp/hypot with a bool "
-                                     "operand raises ('Subtraction, the `-` operator, with a bool tensor is not "
-                                     "supported'); torchlike computes",
-                              "when": lambda X, a, b, c: X.name in ("pow", "atan2", "arctan2", "logaddexp", "hypot",
-                                                                    "pow_", "atan2_", "hypot_", "where", "lerp_t")
-                              and any(_is(t, "bool") for t in (a, b, c))},
     "detach_saved": {"why": "GEN_REPORT class T: backward through a saved tensor that was detach_()-ed later runs "
                             "(torch: 'Trying to use a saved tensor that has been detached in-place')",
                      "when": lambda X, a, b, c: X.name == "detach_" and a.grad_fn is not None},
-    "complex_real_grad": {"why": "GEN_REPORT class N: where(cond, complex, real) and logaddexp(complex, real) pass the "
-                                 "real part of the gradient to the real input where torch's engine refuses the "
-                                 "complex gradient",
-                          "when": lambda X, a, b, c: (X.name.startswith("where") or X.name == "logaddexp") and len(
-                              {_is(t, "complex") for t in (a, b, c)}) > 1},
     "detach_leaf_views": {"why": "GEN_REPORT class AL: after leaf.detach_(), a write through a view made before "
                                  "runs and turns the leaf into a CopySlices non-leaf that requires grad (torch: 'a "
                                  "view of a leaf Variable that requires grad is being used in an in-place operation')",

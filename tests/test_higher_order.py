@@ -169,6 +169,11 @@ OTHER = {  # ops/sorting.py, ops/other.py, ops/reduction.py's newer reductions, 
         ("exponential_", ()), ("bernoulli_", (0.5,)), ("bernoulli_", (m.tensor(0.5),)), ("geometric_", (0.5,)),
         ("log_normal_", ()), ("cauchy_", ()))) * 0 + x * x, [A]),
     "bernoulli_poisson": (lambda m, x: (m.bernoulli(x.sigmoid()) + m.poisson(x * x)) * 0 + x * x, [A]),
+    "compare_": (lambda m, x, y: sum(getattr(x * x, op)(v) * x for op in ("gt_", "ge_", "lt_", "le_", "eq_", "ne_")
+                                     for v in (0.5, y)), [A, B]),
+    "conj_physical_real_": (lambda m, x: (x * x).conj_physical_() * x, [A]),
+    "div_rounding_none": (lambda m, x, y: m.div(x, y, rounding_mode=None) * x + (x * 1).div_(y, rounding_mode=None),
+                          [A, NONZERO]),
 }
 for _n, (_f, _a) in OTHER.items():
     _add("other", _n, _f, _a)

@@ -925,10 +925,10 @@ def _guard(fn, name, method):
     if not isinstance(fn, types.FunctionType):  # a class, a generator object, a staticmethod, a property
         return fn
     seen = {}  # keyword -> the value types a parse accepted (a keyword with another type: parse the call first)
-    typed, most = _typed_positions(name, method)
+    typed, most, least = _typed_positions(name, method)
 
     def call(*args, **kwargs):
-        if len(args) > most:
+        if len(args) > most or len(args) + len(kwargs) < least:
             _check_keywords(name, method, args, kwargs, seen)
         for i, types_ in typed:
             if i < len(args) and not isinstance(args[i], types_):
@@ -954,10 +954,11 @@ def _guard(fn, name, method):
 
 def _typed_positions(name, method):
     """(position, types) where every overload of torch's that takes an argument there wants a Tensor, or an int,
-    and the most positional arguments an overload takes (self counted for a method)."""
+    the most positional arguments an overload takes and the fewest arguments one needs (self counted for a
+    method)."""
     sigs = None if (name, method) in _PYTHON_FUNCTIONS else _signatures(name, method)
     if not sigs:
-        return (), float("inf")
+        return (), float("inf"), 0
     most = max(float("inf") if s.max_pos_args == 1 and s.params[0].type in ("IntArrayRef", "SymIntArrayRef")
                else s.max_pos_args for s in sigs) + bool(method)
     out = []
@@ -967,7 +968,7 @@ def _typed_positions(name, method):
             out.append((i + 1 if method else i, Tensor))
         elif kinds <= {("int64_t", False), ("SymInt", False)}:
             out.append((i + 1 if method else i, (int, np.integer)))
-    return tuple(out), most
+    return tuple(out), most, min(s.min_args for s in sigs) + bool(method)
 
 
 def _check_keywords(name, method, args, kwargs, seen):

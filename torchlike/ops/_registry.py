@@ -20,6 +20,9 @@ is a constant: under create_graph they carry no history, so a further derivative
 call ``_OpNode._apply``); ``class_name`` names the node class when torch's differs from the node name.
 ``fused_backward=True``: torch's backward is one differentiable function of the saved tensors (threshold_backward,
 hardtanh_backward, ...), so under create_graph the gradient requires grad when they do, even where it only masks.
+``refuse={kinds: refusal}``: torch refuses the op for dtypes of these NumPy kinds (see ``_refused``), checked when
+JAX traces the forward. ``real_grads=False``: torch's formula has no ``handle_r_to_c``, so its engine refuses a
+complex gradient for a real input (where(cond, complex, real)); by default the table passes its real part.
 
 The public functions, Tensor methods and in-place variants of ops are declared with ``_bind.public``.
 
@@ -99,9 +102,13 @@ class OpDef:
 
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
-                 node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None):
+                 node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None, refuse=None,
+                 real_grads=True):
         self.name = node_name
         self.forward = forward
+        # torch's refusals by the dtype the op computes in: NumPy kind -> refusal (see _refused)
+        self.refuse = {k: v for kinds, v in refuse.items() for k in kinds} if refuse else None
+        self.real_grads = real_grads
         if inputs is None:
             params = inspect.signature(forward).parameters.values()
             inputs = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -188,7 +195,7 @@ class OpDef:
         return _apply(self, args, tuple(statics[n] for n in self.statics))
 
     def _compile_forward(self, statics):
-        fwd = self.forward
+        fwd = self.forward if self.refuse is None else self._checked_forward
         pad = self._padded and self._padded(statics)
         if pad and pad[0] != statics:
             inner = self._fwd.get(pad[0]) or self._compile_forward(pad[0])
@@ -205,6 +212,18 @@ class OpDef:
             fn = _jit(lambda *a: fwd(*a, **kw), self.name + ".forward")
         self._fwd[statics] = fn
         return fn
+
+    def _checked_forward(self, *args, **statics):
+        """The forward, after torch's dtype refusals: checked while JAX traces it, so once per dtype signature."""
+        dt = statics.get("dtype")
+        if dt is None:
+            dt = next(a.dtype for a in args if a is not None)
+        if np.dtype(dt).kind in self.refuse:
+            error = _refused(self.refuse, dt, statics, args)
+            if error is not None:
+                _check_broadcast(args)  # torch checks the shapes first
+                raise error
+        return self.forward(*args, **statics)
 
     def _shared_jit(self, key, statics, body, names=None):
         """One jitted ``body(args, names)`` for every value of the dynamic statics, which it gets traced (as
@@ -226,7 +245,7 @@ class OpDef:
         """Build (jitted, raw) backward for one (statics, input metadata, mask) key."""
         statics, in_meta, mask = key
         n_saved = len(self.saves)
-        names = {}
+        names = {"grad_input_mask": mask}  # (as torch's formulas: which inputs need a gradient)
         names.update(zip(self.statics, statics))
         for pos, i in enumerate(self.diff):
             if in_meta[pos] is not None:
@@ -281,6 +300,9 @@ class OpDef:
             for pos, m in enumerate(mask):
                 if m:
                     g = outs[pos]  # None: the formula says "no gradient" (torch's undefined gradient)
+                    if not self.real_grads and g is not None and jnp.iscomplexobj(g) and \
+                            in_meta[pos].dtype.kind != "c":
+                        raise RuntimeError(_COMPLEX_GRAD_MSG)
                     res.append(None if g is None else _reduce_to(g, in_meta[pos].shape, in_meta[pos].dtype))
             return tuple(res)
 
@@ -309,6 +331,27 @@ class OpDef:
         compiled = (jitted, diff_op)
         self._bwd[key] = compiled
         return compiled
+
+
+def _refused(refuse, dt, statics, args=()):
+    """torch's error for an op refused for dtype ``dt`` (``refuse``: NumPy kind -> refusal): a refusal is a kernel
+    name (NotImplementedError '"<kernel>" not implemented for '<Type>''), an (exception type, message) pair ('{}'
+    in the message: the dtype's name), or a function of the op's statics and input arrays giving one of these
+    (or None: not refused)."""
+    refusal = refuse[np.dtype(dt).kind]
+    if callable(refusal):
+        refusal = refusal(statics, args)
+        if refusal is None:
+            return None
+    word = _type_string(np.dtype(dt))[6:-6]
+    if isinstance(refusal, str):
+        return NotImplementedError(f"\"{refusal}\" not implemented for '{word}'")
+    return refusal[0](refusal[1].format(word))
+
+
+_COMPLEX_GRAD_MSG = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+                     "true, but got false.  (Could this error message be improved?  If so, please report an "
+                     "enhancement request to PyTorch.)")
 
 
 def _jit(fn, name):

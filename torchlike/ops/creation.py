@@ -233,6 +233,20 @@ def _scalar_for(x, d, cname):
     return x
 
 
+def _check_fits(value, np_dtype, cname=None):
+    """torch's check of a number written into a tensor of ``np_dtype`` (fill_, masked_fill, a clamp bound): a
+    RuntimeError 'value cannot be converted to type <cname> without overflow' where it does not fit."""
+    kind, t = np_dtype.kind, type(value)
+    if t is bool or kind in "bc" or (t is float and kind == "f" and np_dtype.itemsize >= 4 and abs(value) < 3.4e38) \
+            or (t is int and np_dtype == np.int64 and -1 << 63 <= value < 1 << 63):
+        return  # (the common cases: they fit)
+    d = _dtype._from_np(np_dtype)
+    cname = cname or _C_SCALAR[d.name]
+    x = _scalar_for(value, d, cname)
+    if d._category == 2 and math.isfinite(x) and abs(x) > float(np.finfo(np_dtype).max):
+        raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+
+
 def _leaf(x, d):
     """One element of nested data as a Python scalar for dtype d (torch's store_scalar and its errors)."""
     if isinstance(x, Tensor):

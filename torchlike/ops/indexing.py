@@ -28,6 +28,7 @@ from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
 from ._views import _view_apply, _overlaps
 from ._bind import public
+from .creation import _check_fits
 from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
 
 _INT64_MAX = (1 << 63) - 1
@@ -641,9 +642,14 @@ def _wrap_negative(index, size, shape):
 
 
 # ----- scatter / scatter_add / index_add -------------------------------------------------------------------
+def _add_at(ref, value):
+    """``ref.add(value)`` of an ``x.at[...]`` reference; for bools a logical or, as torch adds them."""
+    return ref.max(value) if value.dtype == bool else ref.add(value)
+
+
 @op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_add(self, index, src, *, dim):
-    return self.at[_grid(index, dim)].add(src[_crop(index.shape)])
+    return _add_at(self.at[_grid(index, dim)], src[_crop(index.shape)])
 
 
 @_scatter_add.derivative
@@ -726,7 +732,7 @@ def _index_add(self, index, source, *, dim, alpha, source_dim):
     src = source if source.ndim == self.ndim else source.reshape(source.shape[:dim] + (1,) + source.shape[dim:])
     if alpha != 1:
         src = src * alpha
-    return self.at[(slice(None),) * dim + (index.reshape(-1),)].add(src.astype(self.dtype))
+    return _add_at(self.at[(slice(None),) * dim + (index.reshape(-1),)], src.astype(self.dtype))
 
 
 @_index_add.derivative
@@ -784,7 +790,7 @@ def _(grad, mask):
     return jnp.where(mask, jnp.zeros((), grad.dtype), grad)
 
 
-@op("MaskedFillBackward1", save=("mask",), nondiff=("mask",), attrs=())
+@op("MaskedFillBackward1", save=("mask",), nondiff=("mask",), attrs=(), real_grads=False)
 def _masked_fill_t(self, mask, value):
     return jnp.where(mask, value.astype(self.dtype), self)
 
@@ -799,11 +805,15 @@ def _masked_fill_args(input, mask, value):
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_CPP_TYPE[mask._data.dtype.name]}")
+    dt = input._data.dtype
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
+        if value._data.dtype != dt and dt.kind in "iuf":  # (a value read, only where it may not fit)
+            _check_fits(value.item(), dt)
         return _masked_fill_t, value
+    _check_fits(value, dt)
     return _masked_fill, _scalar(value)
 
 
@@ -822,6 +832,8 @@ def masked_fill(input, mask, value):
     (MaskedFillBackward0 for a number, MaskedFillBackward1 for a tensor)."""
     entry, value = _masked_fill_args(input, mask, value)
     _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
+    if entry is _masked_fill_t and value._requires_grad and _gm._state.grad_enabled and input._data.dtype.kind in "biu":
+        raise RuntimeError(f"Autograd not support dtype: {_type_string(input._data.dtype)[6:-6]}")
     return _apply(entry, (input, mask, value), ())
 
 

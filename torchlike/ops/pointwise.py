@@ -18,14 +18,25 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
-from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
+from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef, _refused
 from ._views import _commit
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
 from ._util import _broadcast_shape
+from .creation import _check_fits
 from .shape import _select
 
 # ----- helpers -----------------------------------------------------------------------------------------
+# torch's refusals (``refuse=`` of an entry, see _registry._refused): NumPy kinds of the dtype the op computes in
+_CLAMP_COMPLEX = (NotImplementedError, "clamp is not supported for complex types")
+_NOT_REAL = "biuc"  # (float-only kernels)
+
+
+def _rounding(name, kernel):
+    """torch's refusals of floor/ceil/trunc: complex inputs, and bool (no kernel)."""
+    return {"c": (NotImplementedError, f"{name} is not supported for complex inputs"), "b": kernel}
+
+
 def _is_float(a):
     return a.aval.dtype.kind in "fcV"  # V: bfloat16
 
@@ -154,7 +165,7 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
             check(input)
         if kind == "float":
             input = _to_float(input)
-        elif kind == "round" and not _is_float(input._data):
+        elif kind == "round" and input._data.dtype.kind in "iu":  # (bool: torch refuses)
             return clone(input)
         return _apply(entry, (input,), ())
 
@@ -163,7 +174,7 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
             check(self)
         if kind == "float":
             _check_float_inplace(self)
-        if kind == "round" and not _is_float(self._data):
+        if kind == "round" and self._data.dtype.kind in "iu":
             _check_inplace(self)
             self._version_counter().version += 1
             return self
@@ -269,7 +280,8 @@ def _(grad, result):
     return grad * jnp.conj(result * (1 - result))
 
 
-@op("ReluBackward0", save=("result",), attrs=(), fused_backward=True)
+@op("ReluBackward0", save=("result",), attrs=(), fused_backward=True,
+    refuse={"b": (RuntimeError, "Boolean inputs not supported for relu"), "c": _CLAMP_COMPLEX})
 def _relu(self):
     return jnp.maximum(self, jnp.zeros((), self.dtype))
 
@@ -288,16 +300,21 @@ def _check_not_bool_abs(input):
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
 
 
+_BOOL_NEG = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.")
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+             "mask, use the `~` or `logical_not()` operator instead.")
+
+
 def _check_not_bool_neg(input):
     if input._data.dtype == np.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(_BOOL_NEG)
 
 
-def _check_sign(input):
-    if input._data.dtype.kind == "c":
-        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
-                           "torch.sgn instead.")
+def _bool_operand(message, *arrays):
+    """torch's backward formulas that subtract or negate an operand fail for a bool one (as its ``-`` does)."""
+    if any(a is not None and a.dtype == bool for a in arrays):
+        raise RuntimeError(message)
 
 
 def _no_inplace_derivative(name, entry):
@@ -308,6 +325,8 @@ def _no_inplace_derivative(name, entry):
 
 
 def _sgn_forward(self):
+    if self.dtype == bool:
+        return self
     if not jnp.iscomplexobj(self):
         return jnp.sign(self)
     a = jnp.abs(self)
@@ -335,7 +354,8 @@ def _zero_grad(grad):
 # one declaration per op: public name (+ aliases), node name, saved, forward, derivative, options
 neg = _unary("neg", _neg, kind="any", aliases=("negative",), check=_check_not_bool_neg, dunders=("__neg__",))
 abs = _unary("abs", _abs, kind="any", aliases=("absolute",), check=_check_not_bool_abs,  # noqa: A001
-             dunders=("__abs__",))
+             dunders=("__abs__",), inplace_entry=_entry("AbsBackward0", ("self",), _abs.forward, _abs.backward, refuse={
+                 "c": (RuntimeError, "In-place abs is not supported for complex tensors.")}))
 exp = _unary("exp", _exp)
 exp2 = _unary("exp2", _entry("Exp2Backward0", ("result",), lambda self: jnp.exp2(self),
                              lambda grad, result: grad * jnp.conj(result) * _LN2))
@@ -370,42 +390,58 @@ atan = _unary("atan", _entry("AtanBackward0", ("self",), lambda self: jnp.arctan
 _asinh = _entry("AsinhBackward0", ("self",), lambda self: jnp.arcsinh(self),
                 lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self + 1)))
 asinh = _unary("asinh", _asinh, aliases=("arcsinh",), inplace_entry=_no_inplace_derivative("asinh", _asinh))
+# torch's formula: for complex z, (z + 1)^-1/2 (z - 1)^-1/2 (its principal branch), z - 1 computed as z + (-1) as
+# torch's sub does (the sign of a zero imaginary part picks the branch)
 _acosh = _entry("AcoshBackward0", ("self",), lambda self: jnp.arccosh(self),
-                lambda grad, self: grad * jnp.conj(jax.lax.rsqrt(self * self - 1)))
+                lambda grad, self: grad * (jnp.conj(jax.lax.rsqrt(self + 1) * jax.lax.rsqrt(self + -1))
+                                           if jnp.iscomplexobj(self) else jax.lax.rsqrt(self * self - 1)))
 acosh = _unary("acosh", _acosh, aliases=("arccosh",), inplace_entry=_no_inplace_derivative("acosh", _acosh))
 _atanh = _entry("AtanhBackward0", ("self",), lambda self: jnp.arctanh(self),
                 lambda grad, self: grad / jnp.conj(1 - self * self))
 atanh = _unary("atanh", _atanh, aliases=("arctanh",), inplace_entry=_no_inplace_derivative("atanh", _atanh))
 erf = _unary("erf", _entry("ErfBackward0", ("self",), lambda self: jax.lax.erf(self),
-                           lambda grad, self: grad * _SQRT_PI_2 * jnp.exp(-self * self)))
+                           lambda grad, self: grad * _SQRT_PI_2 * jnp.exp(-self * self), refuse={"c": "erf_vml_cpu"}))
 erfc = _unary("erfc", _entry("ErfcBackward0", ("self",), lambda self: jax.lax.erfc(self),
-                             lambda grad, self: -grad * _SQRT_PI_2 * jnp.exp(-self * self)))
+                             lambda grad, self: -grad * _SQRT_PI_2 * jnp.exp(-self * self),
+                             refuse={"c": "erfc_vml_cpu"}))
 sigmoid = _unary("sigmoid", _sigmoid)
 reciprocal = _unary("reciprocal", _entry("ReciprocalBackward0", ("result",), lambda self: 1 / self,
                                          lambda grad, result: -grad * jnp.conj(result * result)))
 relu = _unary("relu", _relu, kind="any")
 sign = _unary("sign", _entry("SignBackward0", (), lambda self: self if self.dtype == bool else jnp.sign(self),
-                             _zero_grad, const_grads=True), kind="any", check=_check_sign)
+                             _zero_grad, const_grads=True, refuse={"c": (NotImplementedError, (
+                                 "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                 "torch.sgn instead."))}), kind="any")
 sgn = _unary("sgn", _entry("SgnBackward0", ("self", "result"), _sgn_forward, _sgn_derivative, const_grads=True,
                            const_when=_real_input), kind="any")
-floor = _unary("floor", _entry("FloorBackward0", (), lambda self: jnp.floor(self), _zero_grad, const_grads=True),
-               kind="round")
-ceil = _unary("ceil", _entry("CeilBackward0", (), lambda self: jnp.ceil(self), _zero_grad, const_grads=True),
-              kind="round")
-trunc = _unary("trunc", _entry("TruncBackward0", (), lambda self: jnp.trunc(self), _zero_grad, const_grads=True),
-               kind="round", aliases=("fix",))
-frac = _unary("frac", _entry("FracBackward0", (), lambda self: self - jnp.trunc(self), lambda grad: grad))
+floor = _unary("floor", _entry("FloorBackward0", (), lambda self: jnp.floor(self), _zero_grad, const_grads=True,
+                               refuse=_rounding("floor", "floor_vml_cpu")), kind="round")
+ceil = _unary("ceil", _entry("CeilBackward0", (), lambda self: jnp.ceil(self), _zero_grad, const_grads=True,
+                             refuse=_rounding("ceil", "ceil_vml_cpu")), kind="round")
+trunc = _unary("trunc", _entry("TruncBackward0", (), lambda self: jnp.trunc(self), _zero_grad, const_grads=True,
+                               refuse=_rounding("trunc", "trunc_vml_cpu")), kind="round", aliases=("fix",))
+frac = _unary("frac", _entry("FracBackward0", (), lambda self: self - jnp.trunc(self), lambda grad: grad,
+                             refuse={_NOT_REAL: "frac_cpu"}), kind="any")
 sinc = _unary("sinc", _entry("SincBackward0", ("self",), lambda self: jnp.sinc(self), lambda grad, self: jnp.where(
     self == 0, 0, grad * jnp.conj((jnp.pi * self * jnp.cos(jnp.pi * self) - jnp.sin(jnp.pi * self))
                                   / (jnp.pi * self * self)))))
-angle = _unary("angle", _entry("AngleBackward0", ("self",), lambda self: jnp.angle(self), _angle_derivative,
+def _angle_forward(self):
+    """torch's angle: of a real number pi if it is negative (not -0.0), else 0 (NaN stays), in its dtype."""
+    if jnp.iscomplexobj(self):
+        return jnp.angle(self)
+    return jnp.where(self < 0, jnp.asarray(jnp.pi, self.dtype), jnp.where(jnp.isnan(self), self, 0).astype(self.dtype))
+
+
+angle = _unary("angle", _entry("AngleBackward0", ("self",), _angle_forward, _angle_derivative,
                                const_grads=True, const_when=_real_input), inplace=False)
 _silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
-               lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))))
+               lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))),
+               refuse={"biu": "silu_cpu"})
 _clone = _entry("CloneBackward0", (), lambda self: jnp.array(self, copy=True), lambda grad: grad)
-_round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, const_grads=True)
+_round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, const_grads=True,
+                refuse={"bc": "round_vml_cpu"})
 _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.round(self, decimals), _zero_grad,
-                         const_grads=True)
+                         const_grads=True, refuse={_NOT_REAL: "round_cpu"})
 _conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical_inplace = _entry("ConjPhysicalBackward1", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
@@ -423,7 +459,8 @@ def _logit_derivative(grad, self, eps):
     return jnp.where((self < eps) | (self > 1 - eps), 0, d)
 
 
-_logit = _entry("LogitBackward0", ("self",), _logit_forward, _logit_derivative, attrs=("eps",))
+_logit = _entry("LogitBackward0", ("self",), _logit_forward, _logit_derivative, attrs=("eps",),
+                refuse={"c": "logit_cpu"})
 
 
 def _logit_(self, eps=None):
@@ -436,7 +473,7 @@ def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given (LogitBackward0)."""
     if out is not None:
         return _write_out("logit", lambda: logit(input, eps), out, (input,))
-    return _apply(_logit, (_to_float(input),), (eps,))
+    return _apply(_logit, (_to_float(input),), (eps,))  # (complex: refused)
 
 
 @public(dunders=("__pos__",))
@@ -449,7 +486,7 @@ def positive(input):
 
 def _round_(self, *, decimals=None):
     if decimals is None:
-        return _apply_inplace(_round, self, (self,), ()) if _is_float(self._data) else _round_int_(self)
+        return _round_int_(self) if self._data.dtype.kind in "iu" else _apply_inplace(_round, self, (self,), ())
     return _apply_inplace(_round_decimals, self, (self,), (decimals,))
 
 
@@ -465,10 +502,8 @@ def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
     if out is not None:
         return _write_out("round", lambda: round(input, **({} if decimals is None else {"decimals": decimals})), out,
                           (input,), "found")
-    if not _is_float(input._data):
-        return clone(input)
     if decimals is None:
-        return _apply(_round, (input,), ())
+        return clone(input) if input._data.dtype.kind in "iu" else _apply(_round, (input,), ())
     return _apply(_round_decimals, (input,), (decimals,))
 
 
@@ -481,9 +516,11 @@ def clone(input, *, memory_format=None):
 @public(method=False)
 def silu(input, inplace=False):
     """x * sigmoid(x) (SiluBackward0)."""
+    if input._requires_grad and input._data.dtype.kind == "c" and _gm._state.grad_enabled:
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     if inplace:
         return _apply_inplace(_silu, input, (input,), ())
-    return _apply(_silu, (_to_float(input),), ())
+    return _apply(_silu, (input,), ())
 
 
 @public
@@ -550,7 +587,7 @@ public(imag, method=property)
 
 
 # ----- activations with parameters ----------------------------------------------------------------------
-@op("GeluBackward0", save=("self",), attrs=("approximate",))
+@op("GeluBackward0", save=("self",), attrs=("approximate",), refuse={_NOT_REAL: "GeluKernelImpl"})
 def _gelu(self, *, approximate):
     return jax.nn.gelu(self, approximate=approximate == "tanh")
 
@@ -576,7 +613,7 @@ def gelu(input, approximate="none"):
     return _apply(_gelu, (input,), (approximate,))
 
 
-@op("SoftplusBackward0", save=("self",), attrs=("beta", "threshold"))
+@op("SoftplusBackward0", save=("self",), attrs=("beta", "threshold"), refuse={_NOT_REAL: "softplus_cpu"})
 def _softplus(self, *, beta, threshold):
     bx = self * beta
     return jnp.where(bx > threshold, self, jnp.log1p(jnp.exp(bx)) / beta)
@@ -594,7 +631,8 @@ def softplus(input, beta=1, threshold=20):
     return _apply(_softplus, (input,), (beta, threshold))
 
 
-@op("LeakyReluBackward0", save=("self",), attrs=("negative_slope",), fused_backward=True)
+@op("LeakyReluBackward0", save=("self",), attrs=("negative_slope",), fused_backward=True,
+    refuse={_NOT_REAL: "leaky_relu_cpu"})
 def _leaky_relu(self, *, negative_slope):
     return jnp.where(self > 0, self, self * negative_slope)
 
@@ -607,7 +645,7 @@ def _(grad, self, negative_slope):
 _leaky_relu_inplace = _entry(  # torch's in-place variant saves the result instead of the input
     "LeakyReluBackward1", ("result",), _leaky_relu.forward,
     lambda grad, result, negative_slope: jnp.where(result > 0, grad, grad * negative_slope),
-    attrs=("negative_slope",), fused_backward=True)
+    attrs=("negative_slope",), fused_backward=True, refuse={_NOT_REAL: "leaky_relu_cpu"})
 
 
 @public(method=False)
@@ -618,7 +656,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _apply(_leaky_relu, (input,), (negative_slope,))
 
 
-@op("HardtanhBackward0", save=("self",), attrs=("max_val", "min_val"), fused_backward=True)
+@op("HardtanhBackward0", save=("self",), attrs=("max_val", "min_val"), fused_backward=True,
+    refuse={"b": (RuntimeError, "Bool inputs not supported for hardtanh"), "c": _CLAMP_COMPLEX})
 def _hardtanh(self, *, min_val, max_val):
     return jnp.minimum(jnp.maximum(self, jnp.asarray(min_val, self.dtype)), jnp.asarray(max_val, self.dtype))
 
@@ -657,8 +696,10 @@ def _elu_result_grad(grad, result, alpha, scale, input_scale):
 
 
 _ELU_ATTRS = ("alpha", "input_scale", "scale")
-_elu = _entry("EluBackward0", ("self",), _elu_forward, _elu_grad, attrs=_ELU_ATTRS)
-_elu_inplace = _entry("EluBackward1", ("result",), _elu_forward, _elu_result_grad, attrs=_ELU_ATTRS)
+_ELU_REFUSE = {_NOT_REAL: "elu_cpu"}
+_elu = _entry("EluBackward0", ("self",), _elu_forward, _elu_grad, attrs=_ELU_ATTRS, refuse=_ELU_REFUSE)
+_elu_inplace = _entry("EluBackward1", ("result",), _elu_forward, _elu_result_grad, attrs=_ELU_ATTRS,
+                      refuse=_ELU_REFUSE)
 
 
 def _celu_scale(alpha):
@@ -671,10 +712,11 @@ def _celu_forward(self, *, alpha):  # torch's forward is elu(x, alpha, scale=1, 
 
 
 _celu = _entry("CeluBackward0", ("self",), _celu_forward,
-               lambda grad, self, alpha: _elu_grad(grad, self, alpha, 1, _celu_scale(alpha)), attrs=("alpha",))
+               lambda grad, self, alpha: _elu_grad(grad, self, alpha, 1, _celu_scale(alpha)), attrs=("alpha",),
+               refuse=_ELU_REFUSE)
 _celu_inplace = _entry("CeluBackward1", ("result",), _celu_forward,
                        lambda grad, result, alpha: _elu_result_grad(grad, result, alpha, 1, _celu_scale(alpha)),
-                       attrs=("alpha",))
+                       attrs=("alpha",), refuse=_ELU_REFUSE)
 
 
 def _celu_(input, alpha=1.0):
@@ -692,7 +734,7 @@ def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) (CeluBackward0; in place: CeluBackward1)."""
     if inplace:
         return _celu_(input, alpha)
-    return _apply(_celu, (_to_float(input),), (alpha,))
+    return _apply(_celu, (input,), (alpha,))
 
 
 @public(method=False)
@@ -712,7 +754,8 @@ def selu(input, inplace=False):
     return elu(input, _SELU_ALPHA, inplace, _scale=_SELU_SCALE)
 
 
-@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), attrs=())
+@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), attrs=(),
+    refuse={_NOT_REAL: "log_sigmoid_cpu"})
 def _logsigmoid(self):
     buffer = jnp.exp(-jnp.abs(self))
     return jnp.minimum(self, 0) - jnp.log1p(buffer), buffer
@@ -749,6 +792,25 @@ def _binary_dtype(a, b):
 def _binary(entry, a, b, extra=()):
     dt = _binary_dtype(a, b)
     return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
+
+
+def _check_divisor(dt, other):
+    """torch's integer division by zero (a value read, for integer dtypes only)."""
+    if dt.kind in "iu" and not (np.asarray(other._data).all() if isinstance(other, Tensor) else _number(other)):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _int_division(entry, a, b, extra=()):
+    """``_binary`` of floor_divide, fmod, remainder, div with a rounding mode: integers refuse a zero divisor."""
+    dt = _binary_dtype(a, b)
+    _check_divisor(dt, b)
+    return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
+
+
+def _int_division_(entry, self, other, extra=()):
+    """``_binary_inplace`` of the same ops."""
+    _check_divisor(_binary_dtype(self, other), other)
+    return _binary_inplace(entry, self, other, extra)
 
 
 def _check_cast(result_dtype, self):
@@ -809,8 +871,7 @@ def _check_bool_sub(a, b):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
     if ab or bb:
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(_BOOL_SUB)
 
 
 def _scaled(x, dtype, alpha):
@@ -877,9 +938,11 @@ _div_none = _entry("DivBackward2", {"self": ("other",), "other": ("self", "other
                    lambda self, other, *, dtype, rounding_mode: _div.forward(self, other, dtype=dtype), _div_grad,
                    attrs=("rounding_mode",))
 _NO_MODE = object()  # rounding_mode not given: div.Tensor (DivBackward0)
+_DIV_MODE_REFUSE = {"bc": lambda statics, args: f"div_{statics['rounding_mode']}_cpu"}
 
 
-@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",), const_grads=True)
+@op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",), const_grads=True,
+    refuse=_DIV_MODE_REFUSE)
 def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
@@ -894,13 +957,20 @@ def _(grad):
 
 
 
-def _not_implemented(aten_name, forward):
+# torch's error nodes have sequence number UINT64_MAX: its engine runs them (and raises) before any other node
+_ERROR_NODE_SEQ = property(lambda node: (1 << 64) - 1, lambda node, value: None)
+
+
+def _not_implemented(aten_name, forward, refuse):
     """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
     def derivative(grad):
         raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
-    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative,
-                         nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
-            for diff in ((True, True), (True, False), (False, True))}
+    entries = {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse,
+                            nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
+               for diff in ((True, True), (True, False), (False, True))}
+    for entry in entries.values():
+        entry.node_cls._seq = _ERROR_NODE_SEQ
+    return entries
 
 
 def _needs(a, b):
@@ -909,10 +979,10 @@ def _needs(a, b):
     return (ra, rb) if ra or rb else (True, True)
 
 
-_floor_divide = _not_implemented("floor_divide", _div_mode.forward)
-_floor_divide_inplace = _not_implemented("floor_divide_", _div_mode.forward)
+_floor_divide = _not_implemented("floor_divide", _div_mode.forward, _DIV_MODE_REFUSE)
+_floor_divide_inplace = _not_implemented("floor_divide_", _div_mode.forward, _DIV_MODE_REFUSE)
 _rremainder = _not_implemented("remainder", lambda self, other, *, dtype: jnp.remainder(
-    self.astype(dtype), other.astype(dtype)))
+    self.astype(dtype), other.astype(dtype)), {"bc": "remainder_cpu"})
 
 
 def _power(x, e):
@@ -933,6 +1003,8 @@ def _zero_exponent(node):
 @op("PowBackward0", save=("self", "exponent"), nondiff=("exponent",), attrs=(), const_grads=True,
     const_when=_zero_exponent, saved=_as_number("exponent"))
 def _pow_scalar(self, exponent, *, dtype):
+    if dtype == bool:  # (torch: x ** 1 is a copy, x ** 0 ones, for any dtype)
+        return self | ~exponent
     return _power(self.astype(dtype), exponent.astype(dtype))
 
 
@@ -951,19 +1023,21 @@ def _exponent_grad(grad, x, e, result):
     return grad * jnp.conj(jnp.where((x == 0) & e_nonneg, 0, result * jnp.log(x)))
 
 
-@op("PowBackward1", save=("self", "exponent", "result"), attrs=())
+@op("PowBackward1", save=("self", "exponent", "result"), attrs=(), refuse={"b": "pow"})
 def _pow(self, exponent, *, dtype):
     return _power(self.astype(dtype), exponent.astype(dtype))
 
 
 @_pow.derivative
 def _(grad, self, exponent, result, dtype):
+    _bool_operand(_BOOL_SUB, exponent)  # (self's gradient: exponent - 1)
     x, e = self.astype(dtype), exponent.astype(dtype)
     gx = jnp.where(e == 0, 0, grad * jnp.conj(e * jnp.power(x, e - 1)))
     return gx, _exponent_grad(grad, x, e, result)
 
 
-@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=(), saved=_as_number("self"))
+@op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=(), saved=_as_number("self"),
+    refuse={"b": "pow"})
 def _rpow(self, exponent, *, dtype):
     return _power(self.astype(dtype), exponent.astype(dtype))
 
@@ -975,7 +1049,8 @@ def _(grad, self, exponent, result, dtype):
 
 
 
-@op("MaximumBackward0", save=("self", "other"), attrs=())
+@op("MaximumBackward0", save=("self", "other"), attrs=(),
+    refuse={"c": (RuntimeError, "maximum not implemented for complex tensors.")})
 def _maximum(self, other, *, dtype):
     return jnp.maximum(self.astype(dtype), other.astype(dtype))
 
@@ -986,7 +1061,8 @@ def _(grad, self, other):
     return jnp.where(self < other, 0, g), jnp.where(self > other, 0, g)
 
 
-@op("MinimumBackward0", save=("self", "other"), attrs=())
+@op("MinimumBackward0", save=("self", "other"), attrs=(),
+    refuse={"c": (RuntimeError, "minimum not implemented for complex tensors.")})
 def _minimum(self, other, *, dtype):
     return jnp.minimum(self.astype(dtype), other.astype(dtype))
 
@@ -997,20 +1073,22 @@ def _(grad, self, other):
     return jnp.where(self > other, 0, g), jnp.where(self < other, 0, g)
 
 
-@op("Atan2Backward0", save=("self", "other"), attrs=())
+@op("Atan2Backward0", save=("self", "other"), attrs=(), refuse={"c": "atan2_cpu"})
 def _atan2(self, other, *, dtype):
     return jnp.arctan2(self.astype(dtype), other.astype(dtype))
 
 
 @_atan2.derivative
 def _(grad, self, other, dtype):
+    _bool_operand(_BOOL_NEG, self)  # (other's gradient: -self / ...)
     x, y = self.astype(dtype), other.astype(dtype)
     d = x * x + y * y
     r = jnp.where(d == 0, 0, 1 / d)  # torch: zero gradient at the origin (and NaN in its derivative there)
     return grad * y * r, -grad * x * r
 
 
-@op("HypotBackward0", save={"self": ("self",), "other": ("other",), "result": ()}, attrs=())
+@op("HypotBackward0", save={"self": ("self",), "other": ("other",), "result": ()}, attrs=(),
+    refuse={_NOT_REAL: "hypot_cpu"})
 def _hypot(self, other, *, dtype):
     return jnp.hypot(self.astype(dtype), other.astype(dtype))
 
@@ -1021,15 +1099,16 @@ def _(grad, self, other, result, dtype):
             grad * other.astype(dtype) / result if other is not None else None)
 
 
-@op("LogaddexpBackward0", save=("self", "other"), attrs=())
+@op("LogaddexpBackward0", save=("self", "other"), attrs=(), refuse={"biu": "logaddexp_cpu"}, real_grads=False)
 def _logaddexp(self, other, *, dtype):
     return jnp.logaddexp(self.astype(dtype), other.astype(dtype))
 
 
 @_logaddexp.derivative
 def _(grad, self, other, dtype):
+    _bool_operand(_BOOL_SUB, self, other)
     x, y = self.astype(dtype), other.astype(dtype)
-    return grad / (1 + jnp.exp(y - x)), grad / (1 + jnp.exp(x - y))
+    return grad / jnp.conj(1 + jnp.exp(y - x)), grad / jnp.conj(1 + jnp.exp(x - y))
 
 
 def _fmod_forward(self, other, *, dtype):
@@ -1040,15 +1119,18 @@ def _remainder_forward(self, other, *, dtype):
     return jnp.remainder(self.astype(dtype), other.astype(dtype))
 
 
-_fmod_scalar = _entry("FmodBackward0", (), _fmod_forward, lambda grad: grad, nondiff=("other",))
+_FMOD_REFUSE, _REMAINDER_REFUSE = {"bc": "fmod_cpu"}, {"bc": "remainder_cpu"}
+_fmod_scalar = _entry("FmodBackward0", (), _fmod_forward, lambda grad: grad, nondiff=("other",), refuse=_FMOD_REFUSE)
 _SAVE_FOR_OTHER = {"self": ("other",), "other": ("other",)}  # only the gradient of other needs them
 _fmod_tensor = _entry("FmodBackward1", _SAVE_FOR_OTHER, _fmod_forward, lambda grad, self, other, dtype: (
-    grad, -grad * jnp.trunc(self.astype(dtype) / other.astype(dtype)) if other is not None else None))
-_remainder_scalar = _entry("RemainderBackward0", (), _remainder_forward, lambda grad: grad, nondiff=("other",))
+    grad, -grad * jnp.trunc(self.astype(dtype) / other.astype(dtype)) if other is not None else None),
+    refuse=_FMOD_REFUSE)
+_remainder_scalar = _entry("RemainderBackward0", (), _remainder_forward, lambda grad: grad, nondiff=("other",),
+                           refuse=_REMAINDER_REFUSE)
 _remainder_tensor = _entry("RemainderBackward1", _SAVE_FOR_OTHER, _remainder_forward,
                            lambda grad, self, other, dtype: (
                                grad, -grad * jnp.floor_divide(self.astype(dtype), other.astype(dtype))
-                               if other is not None else None))
+                               if other is not None else None), refuse=_REMAINDER_REFUSE)
 
 
 def _is_tensor_operand(x):
@@ -1132,7 +1214,7 @@ def _div_(self, other, *, rounding_mode=_NO_MODE):
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
     _check_rounding_mode(rounding_mode)
-    return _binary_inplace(_div_mode, self, other, (rounding_mode,))
+    return _int_division_(_div_mode, self, other, (rounding_mode,))
 
 
 def _rtruediv(self, other):
@@ -1153,11 +1235,11 @@ def div(input, other, *, rounding_mode=_NO_MODE, out=None):
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (_true_div_dtype(input, other),) + extra)
     _check_rounding_mode(rounding_mode)
-    return _binary(_div_mode, input, other, (rounding_mode,))
+    return _int_division(_div_mode, input, other, (rounding_mode,))
 
 
 def _floor_divide_(self, other):
-    return _binary_inplace(_floor_divide_inplace[_needs(self, other)], self, other, ("floor",))
+    return _int_division_(_floor_divide_inplace[_needs(self, other)], self, other, ("floor",))
 
 
 @public(inplace=_floor_divide_, dunders=("__floordiv__", ("__rfloordiv__", lambda s, o: floor_divide(o, s)),
@@ -1166,11 +1248,11 @@ def floor_divide(input, other, *, out=None):
     """Division rounded down; not differentiable in torch (a NotImplemented node whose backward raises)."""
     if out is not None:
         return _write_out("floor_divide", lambda: floor_divide(input, other), out, (input, other))
-    return _binary(_floor_divide[_needs(input, other)], input, other, ("floor",))
+    return _int_division(_floor_divide[_needs(input, other)], input, other, ("floor",))
 
 
 def _fmod_(self, other):
-    return _binary_inplace(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, self, other)
+    return _int_division_(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, self, other)
 
 
 @public(inplace=_fmod_)
@@ -1178,11 +1260,11 @@ def fmod(input, other, *, out=None):
     """C-style remainder, sign of the dividend (FmodBackward0 for a scalar other, FmodBackward1 for a tensor)."""
     if out is not None:
         return _write_out("fmod", lambda: fmod(input, other), out, (input, other))
-    return _binary(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, input, other)
+    return _int_division(_fmod_tensor if _is_tensor_operand(other) else _fmod_scalar, input, other)
 
 
 def _remainder_(self, other):
-    return _binary_inplace(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, self, other)
+    return _int_division_(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, self, other)
 
 
 @public(inplace=_remainder_, dunders=("__mod__", ("__rmod__", lambda s, o: remainder(o, s)),
@@ -1192,8 +1274,8 @@ def remainder(input, other, *, out=None):
     if out is not None:
         return _write_out("remainder", lambda: remainder(input, other), out, (input, other))
     if not isinstance(input, Tensor):  # Scalar % Tensor has no derivative in torch
-        return _binary(_rremainder[_needs(input, other)], input, other)
-    return _binary(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
+        return _int_division(_rremainder[_needs(input, other)], input, other)
+    return _int_division(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
 
 
 def _pow_(self, exponent):
@@ -1254,20 +1336,20 @@ def atan2(input, other, *, out=None):
     return _float_binary(_atan2, input, other)
 
 
-@public(inplace=_float_inplace(_hypot))
+@public(inplace=lambda self, other: _binary_inplace(_hypot, self, other))
 def hypot(input, other, *, out=None):
-    """sqrt(input**2 + other**2) (HypotBackward0)."""
+    """sqrt(input**2 + other**2) (HypotBackward0; integers refused, as in torch)."""
     if out is not None:
         return _write_out("hypot", lambda: hypot(input, other), out, (input, other))
-    return _float_binary(_hypot, input, other)
+    return _binary(_hypot, input, other)
 
 
 @public
 def logaddexp(input, other, *, out=None):
-    """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0)."""
+    """log(exp(input) + exp(other)), computed stably (LogaddexpBackward0; integers refused, as in torch)."""
     if out is not None:
         return _write_out("logaddexp", lambda: logaddexp(input, other), out, (input, other))
-    return _float_binary(_logaddexp, input, other)
+    return _binary(_logaddexp, input, other)
 
 
 # ----- lerp, addcmul, addcdiv ------------------------------------------------------------------------
@@ -1279,12 +1361,14 @@ def _lerp_forward(self, end, weight, *, dtype):
 
 
 _lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, weight, dtype: (
-    grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",), saved=_as_number("weight"))
+    grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",), saved=_as_number("weight"),
+    refuse={"biu": "lerp_kernel_scalar"})
 # torch saves self and end only for weight's gradient
 _lerp_tensor = _entry("LerpBackward1", {"self": ("weight",), "end": ("weight",), "weight": ()}, _lerp_forward,
                       lambda grad, self, end, weight, dtype: (
                           grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
-                          None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype))))
+                          None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype))),
+                      refuse={"biu": "lerp_kernel_tensor"})
 
 
 
@@ -1323,7 +1407,7 @@ def lerp(input, end, weight, *, out=None):
 
 
 @op("AddcmulBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1",), "value": ()}, nondiff=("value",),
-    attrs=(), saved=_as_number("value"))
+    attrs=(), saved=_as_number("value"), refuse={"b": "addcmul_cpu_out"})
 def _addcmul(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) * tensor2.astype(dtype)
 
@@ -1336,14 +1420,17 @@ def _(grad, tensor1, tensor2, value, dtype):
     return grad, g1, g2
 
 
-@op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2"), "value": ()},
+@op("AddcdivBackward0", save={"tensor1": ("tensor2",), "tensor2": (), "value": ()},  # (torch: tensor2 always)
     nondiff=("value",), attrs=(), saved=_as_number("value"))
 def _addcdiv(self, tensor1, tensor2, value, *, dtype):
     return self.astype(dtype) + value.astype(dtype) * tensor1.astype(dtype) / tensor2.astype(dtype)
 
 
 @_addcdiv.derivative
-def _(grad, tensor1, tensor2, value, dtype):
+def _(grad, tensor1, tensor2, value, dtype, grad_input_mask):
+    if grad_input_mask[1] and tensor2.dtype.kind in "biu":  # torch's value / tensor2 for tensor1's gradient fails
+        raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to the desired "
+                           f"output type {_type_word(tensor2.dtype)}")
     v, t2 = value.astype(dtype), tensor2.astype(dtype)
     g1 = grad * jnp.conj(v / t2)
     g2 = -grad * jnp.conj(v * tensor1.astype(dtype) / (t2 * t2)) if tensor1 is not None else None
@@ -1400,7 +1487,13 @@ def _bound(v, dtype):
     return None if v is None else jnp.asarray(v, dtype)
 
 
-@op("ClampBackward1", save=("self",), attrs=("max", "min"))
+def _clamp_bool(statics, args):
+    """The kernel torch's clamp with scalar bounds does not have for bool (by which bounds are given)."""
+    return "clamp_max_scalar_cpu" if statics["min"] is None else "clamp_min_scalar_cpu" if statics["max"] is None \
+        else "clamp_scalar_cpu"
+
+
+@op("ClampBackward1", save=("self",), attrs=("max", "min"), refuse={"b": _clamp_bool, "c": _CLAMP_COMPLEX})
 def _clamp_scalar(self, *, min, max, dtype):  # noqa: A002
     out = self.astype(dtype)
     if min is not None:
@@ -1420,7 +1513,8 @@ def _(grad, self, min, max):  # noqa: A002
     return jnp.where(keep, grad, 0)
 
 
-@op("ClampMinBackward0", save=("self",), attrs=("min",))
+@op("ClampMinBackward0", save=("self",), attrs=("min",),
+    refuse={"b": "clamp_min_scalar_cpu", "c": _CLAMP_COMPLEX})
 def _clamp_min(self, *, min, dtype):  # noqa: A002
     return jnp.maximum(self.astype(dtype), _bound(min, dtype))
 
@@ -1430,7 +1524,8 @@ def _(grad, self, min):  # noqa: A002
     return jnp.where(self >= min, grad, 0)
 
 
-@op("ClampMaxBackward0", save=("self",), attrs=("max",))
+@op("ClampMaxBackward0", save=("self",), attrs=("max",),
+    refuse={"b": "clamp_max_scalar_cpu", "c": _CLAMP_COMPLEX})
 def _clamp_max(self, *, max, dtype):  # noqa: A002
     return jnp.minimum(self.astype(dtype), _bound(max, dtype))
 
@@ -1440,7 +1535,18 @@ def _(grad, self, max):  # noqa: A002
     return jnp.where(self <= max, grad, 0)
 
 
-@op("ClampBackward0", save=("self", "min", "max"), attrs=())
+def _clamp_tensors_refusal(statics, args):
+    """torch's clamp with tensor bounds: complex input refused; with one bound it runs maximum/minimum (bools
+    allowed), with both the clamp kernel (no bool, no complex)."""
+    self, lo, hi = args
+    if self.dtype.kind == "c":
+        return _CLAMP_COMPLEX
+    if lo is not None and hi is not None:
+        return "clamp_cpu"
+    return None if statics["dtype"] == bool else "maximum_cpu" if hi is None else "minimum_cpu"
+
+
+@op("ClampBackward0", save=("self", "min", "max"), attrs=(), refuse={"bc": _clamp_tensors_refusal})
 def _clamp_tensor(self, min, max, *, dtype):  # noqa: A002
     out = self.astype(dtype)
     if min is not None:
@@ -1464,10 +1570,12 @@ def _(grad, self, min, max):  # noqa: A002
 
 _clamp_min_tensor = _entry("ClampMinBackward1", ("self", "min"), lambda self, min, *, dtype: jnp.maximum(
     self.astype(dtype), min.astype(dtype)), lambda grad, self, min: (jnp.where(self >= min, grad, 0),
-                                                                     jnp.where(self < min, grad, 0)))
+                                                                     jnp.where(self < min, grad, 0)),
+                           refuse={"c": "maximum_cpu"})
 _clamp_max_tensor = _entry("ClampMaxBackward1", ("self", "max"), lambda self, max, *, dtype: jnp.minimum(
     self.astype(dtype), max.astype(dtype)), lambda grad, self, max: (jnp.where(self <= max, grad, 0),
-                                                                     jnp.where(self > max, grad, 0)))
+                                                                     jnp.where(self > max, grad, 0)),
+                           refuse={"c": "minimum_cpu"})
 
 
 def _scalar_value(v):
@@ -1497,6 +1605,10 @@ def _clamp_args(input, min, max):  # noqa: A002
         hi = None if max is None else _wrap_scalar(max)
         return _clamp_tensor, (input, lo, hi), (dt,)
     min, max = _scalar_value(min), _scalar_value(max)
+    if input._data.dtype.kind == "f":  # torch converts the bounds to double first
+        for v in (min, max):
+            if isinstance(v, complex):
+                _check_fits(v, np.dtype(np.float64))
     dt = input._data.aval.dtype
     if dt.kind not in "fc" or type(min) not in _PLAIN or type(max) not in _PLAIN:  # else: the input's dtype
         dt = _dtype._result_type(*(v for v in (input, min, max) if v is not None))._np
@@ -1565,7 +1677,7 @@ def clamp_max(input, max, *, out=None):  # noqa: A002
 
 
 
-@op("WhereBackward0", save=("condition",), nondiff=("condition",), attrs=())
+@op("WhereBackward0", save=("condition",), nondiff=("condition",), attrs=(), real_grads=False)
 def _where(condition, self, other, *, dtype):
     return jnp.where(condition, self.astype(dtype), other.astype(dtype))
 
@@ -1586,15 +1698,25 @@ def where(condition, input=None, other=None, *, out=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_type_word(condition._data.dtype)}")
     dt = _binary_dtype(input, other)
+    if not isinstance(other, Tensor):  # torch's Scalar overloads cast the tensor first (ToCopyBackward0)
+        if isinstance(input, Tensor) and input._data.dtype != dt:
+            input = input.to(_dtype._from_np(dt))
+    elif not isinstance(input, Tensor) and other._data.dtype != dt:
+        other = other.to(_dtype._from_np(dt))
     return _apply(_where, (condition, _wrap_scalar(input), _wrap_scalar(other)), (dt,))
 
 
 
 # ----- comparisons and other non-differentiable elementwise ops --------------------------------------------
-def _nondiff(name, fn, dunders=(), idunder=None, kernel=None):
+def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
     """Declare a jitted op that never records history (logical ops, isnan, ...); the bitwise (integer dtypes only:
-    torch's ``kernel`` name in the error) and logical ones also in place, as ``name_`` (and the dunder ``idunder``)."""
-    jitted = jax.jit(fn)
+    torch's ``kernel`` name in the error) and logical ones also in place, as ``name_`` (and the dunder ``idunder``);
+    ``refuse``: torch's refusals by the input's dtype kind (see _registry._refused), checked when JAX traces it."""
+    def checked(*arrays):
+        if arrays[0].dtype.kind in refuse:
+            raise _refused(refuse, arrays[0].dtype, {})
+        return fn(*arrays)
+    jitted = jax.jit(fn if refuse is None else checked)
     integral = name.startswith("bitwise_")
     kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
     kernel = kernel or name
@@ -1638,11 +1760,12 @@ def _is_operand(x):
         isinstance(x, np.ndarray) and x.ndim == 0)
 
 
-def _cmp(name, jfn, dunder, aliases=()):
-    """Declare a comparison: torch.<name> with type promotion, its Tensor method, ``name_`` and ``dunder``."""
+def _cmp(name, jfn, dunder, aliases=(), ordered=True):
+    """Declare a comparison: torch.<name> with type promotion, its Tensor method, ``name_`` and ``dunder``
+    (``ordered``: complex numbers refused)."""
     def fwd(a, b, *, dtype):
         return jfn(a.astype(dtype), b.astype(dtype))
-    entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=())
+    entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=(), refuse={"c": f"{name}_cpu"} if ordered else None)
 
     def fn(input, other, *, out=None):
         if out is not None:
@@ -1657,9 +1780,10 @@ def _cmp(name, jfn, dunder, aliases=()):
     def fwd_(self, other, *, dtype):  # the in-place variant: the result in self's dtype
         return jfn(self.astype(dtype), other.astype(dtype)).astype(self.dtype)
     node = name.capitalize() + "Backward"  # torch's name_ is differentiable, with zero gradients
-    entries_ = (_entry(node + "0", (), fwd_, _zero_grad, nondiff=("other",), const_grads=True),
+    refuse = {"c": f"{name}_cpu"} if ordered else None
+    entries_ = (_entry(node + "0", (), fwd_, _zero_grad, nondiff=("other",), const_grads=True, refuse=refuse),
                 _entry(node + "1", (), fwd_, lambda grad: (jnp.zeros_like(grad), jnp.zeros_like(grad)),
-                       const_grads=True))
+                       const_grads=True, refuse=refuse))
 
     def fn_(self, other):
         _inplace_checks(self, other)
@@ -1668,8 +1792,8 @@ def _cmp(name, jfn, dunder, aliases=()):
     return public(fn, aliases=aliases, inplace=fn_, dunders=((dunder, compare),))
 
 
-eq = _cmp("eq", jnp.equal, "__eq__")
-ne = _cmp("ne", jnp.not_equal, "__ne__", aliases=("not_equal",))
+eq = _cmp("eq", jnp.equal, "__eq__", ordered=False)
+ne = _cmp("ne", jnp.not_equal, "__ne__", aliases=("not_equal",), ordered=False)
 lt = _cmp("lt", jnp.less, "__lt__", aliases=("less",))
 le = _cmp("le", jnp.less_equal, "__le__", aliases=("less_equal",))
 gt = _cmp("gt", jnp.greater, "__gt__", aliases=("greater",))
@@ -1684,14 +1808,14 @@ _isfinite = jax.jit(jnp.isfinite)
 def isfinite(input):
     """Elementwise isfinite (no gradient); torch's complex result is written in place once (``_version`` 1)."""
     return _with_version(_wrap(_isfinite(input._data)), int(input._data.dtype.kind == "c"))
-isposinf = _nondiff("isposinf", jnp.isposinf)
-isneginf = _nondiff("isneginf", jnp.isneginf)
+isposinf = _nondiff("isposinf", jnp.isposinf, refuse={"c": (RuntimeError, "isposinf does not support complex inputs.")})
+isneginf = _nondiff("isneginf", jnp.isneginf, refuse={"c": (RuntimeError, "isneginf does not support complex inputs.")})
 isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
 logical_not = _nondiff("logical_not", jnp.logical_not)
 logical_and = _nondiff("logical_and", jnp.logical_and)
 logical_or = _nondiff("logical_or", jnp.logical_or)
 logical_xor = _nondiff("logical_xor", jnp.logical_xor)
-bitwise_not = _nondiff("bitwise_not", lambda a: ~a, dunders=("__invert__",))
+bitwise_not = _nondiff("bitwise_not", lambda a: ~a, dunders=(("__invert__", lambda self: _invert(self)),))
 bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"), idunder="__iand__")
 bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"), idunder="__ior__")
 bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"), idunder="__ixor__")
@@ -1702,9 +1826,23 @@ bitwise_right_shift = _nondiff(
     "bitwise_right_shift", lambda a, b: jnp.right_shift(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="rshift",
     dunders=("__rshift__", ("__rrshift__", lambda s, o: bitwise_right_shift(o, s))), idunder="__irshift__")
 
+def _invert(self):
+    """``~self``: integers and bools only (torch's TypeError, not bitwise_not's error)."""
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(self)
+
+
+def _check_same_dtype(input, other):
+    """isclose/allclose compare tensors of one dtype only."""
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_type_word(input._data.dtype)} did not match {_type_word(other._data.dtype)}")
+
+
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether all elements are close: |input - other| <= atol + rtol * |other|."""
+    _check_same_dtype(input, other)
     return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
@@ -1718,14 +1856,12 @@ def _with_version(t, version):
 @public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor, at torch's ``_version``)."""
-    a, b = input._data, other._data
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"{_type_word(a.dtype)} did not match {_type_word(b.dtype)}")
+    _check_same_dtype(input, other)
     for name, v in (("rtol", rtol), ("atol", atol)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
-    result = _wrap(jnp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
-    return _with_version(result, int(equal_nan and a.dtype.kind in "fcV") + int(rtol != 0 or atol != 0))
+    result = _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _with_version(result, int(equal_nan and input._data.dtype.kind in "fcV") + int(rtol != 0 or atol != 0))
 
 
 @public
@@ -1756,7 +1892,8 @@ def _(grad):
     return jnp.zeros_like(grad)
 
 
-@op("FillBackward3", save=(), attrs=(), const_grads=(0,))  # self's gradient is zeros; value's follows grad
+# self's gradient is zeros; value's follows grad
+@op("FillBackward3", save=(), attrs=(), const_grads=(0,), real_grads=False)
 def _fill_tensor(self, value):
     return jnp.full_like(self, value.astype(self.dtype))
 
@@ -1794,7 +1931,10 @@ def _fill_(self, value):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
+        if value._data.dtype != self._data.dtype and self._data.dtype.kind in "iuf":  # (a value read: may not fit)
+            _check_fits(value.item(), self._data.dtype)
         return _apply_inplace(_fill_tensor, self, (self, value), ())
+    _check_fits(_number(value), self._data.dtype)
     return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), (), ())  # as zero_
 
 

@@ -240,7 +240,8 @@ def _check_nonempty(input, fn, axes, exc=RuntimeError):
 
 def _extreme(name, jfn):
     """amax/amin: AmaxBackward0 / AminBackward0; ties share the gradient evenly."""
-    @op(f"{name.capitalize()}Backward0", save=("self", "result"), attrs=("dim", "keepdim"), unsigned=("dim",))
+    @op(f"{name.capitalize()}Backward0", save=("self", "result"), attrs=("dim", "keepdim"), unsigned=("dim",),
+        refuse={"c": f"{name[1:]}_values_cpu"})
     def entry(self, *, dim, keepdim):
         return jfn(self, axis=_axes(dim, self.ndim), keepdims=keepdim)
 
@@ -276,7 +277,7 @@ _min_type = _return_type("min")
 def _max_min(name, jfn, argfn, rtype, binary):
     big = name.capitalize()
 
-    @op(f"{big}Backward1", save=("self", "result"), attrs=())
+    @op(f"{big}Backward1", save=("self", "result"), attrs=(), refuse={"c": f"{name}_all"})
     def entry_all(self):
         return jfn(self)
 
@@ -286,7 +287,7 @@ def _max_min(name, jfn, argfn, rtype, binary):
         return jnp.where(mask, grad / jnp.sum(mask).astype(grad.dtype), 0)
 
     @op(f"{big}Backward0", save=("indices",), outputs=("values", "indices"), attrs=("dim", "keepdim", "self_sym_sizes"),
-        unsigned=("dim",))
+        unsigned=("dim",), refuse={"c": (RuntimeError, f"{name}(): does not support complex input")})
     def entry_dim(self, *, dim, keepdim):
         if self.ndim == 0:
             return self, jnp.zeros((), jnp.int64)
@@ -483,7 +484,7 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
 
 
 # ----- cumsum --------------------------------------------------------------------------------------------------
-@op("CumsumBackward0", save=(), attrs=("dim",), unsigned=("dim",))
+@op("CumsumBackward0", save=(), attrs=("dim",), unsigned=("dim",), refuse={"b": "cumsum_out_cpu"})
 def _cumsum(self, *, dim, dtype):
     if self.ndim == 0:
         return self.astype(dtype)
@@ -590,7 +591,8 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 # ----- argmax / argmin, all / any (no gradient) -------------------------------------------------------------
 def _arg(name, jfn):
-    @op(name, save=(), nondiff=("self",), attrs=())
+    @op(name, save=(), nondiff=("self",), attrs=(),
+        refuse={"c": (RuntimeError, f"{name}(): does not support complex input")})
     def entry(self, *, dim, keepdim):
         if dim is None:
             idx = jfn(self.reshape(-1)).astype(jnp.int64)
