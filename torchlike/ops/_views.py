@@ -27,6 +27,7 @@ from .._graph import Node, _seq_counter
 from .._tensor import Tensor, _contiguous_strides, _wrap
 from ._registry import op, _apply
 from ._bind import public
+from . import _layout
 from ._record import new_node, record
 
 
@@ -35,7 +36,8 @@ class _Storage:
     __slots__ = ("data", "members")
 
     def __init__(self, owner):
-        self.data = owner._data
+        g = owner._sgeom  # a laid-out result (ops/_layout.py): its values in memory order
+        self.data = owner._data if g is None else _layout.physical(owner._data, g[1])
         self.members = [weakref.ref(owner)]
 
 
@@ -86,7 +88,8 @@ def _set_data(self, value):
     self._data = value._data
     if self._storage is not None:  # self now has its own storage; its old views keep the old one
         self._storage.members = [r for r in self._storage.members if r() is not self]
-        self._storage = self._sgeom = None
+        self._storage = None
+    self._sgeom = None
 
 
 public(_get_data, name="data", function=False, method=property(_get_data, _set_data))

@@ -23,6 +23,7 @@ from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._registry import op, _apply
 from ._bind import public
 from ._views import _commit
+from . import _layout
 
 _CANT_REQUIRE = "Only Tensors of floating point and complex dtype can require gradients"
 _MAX_DIMS = 64
@@ -379,9 +380,10 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
 def _like(factory):
     """``<factory>_like(input, ...)``; random factories also take ``generator=``."""
     def make(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, **generator):
-        return factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                       device=device if device is not None else input.device, requires_grad=requires_grad,
-                       **generator)
+        out = factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
+                      device=device if device is not None else input.device, requires_grad=requires_grad,
+                      **generator)
+        return _layout.laid_out(_layout.like, (input,), (out,))[0]  # in input's layout (preserve_format)
     make.__name__ = make.__qualname__ = factory.__name__ + "_like"
     make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
     return make
@@ -396,8 +398,9 @@ empty_like = public(_like(empty), method=False)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """``full`` with the shape, dtype and device of ``input``."""
     value = _fill_scalar(fill_value, "full_like")
-    return _full(tuple(input.shape), value, _dtype.to_dtype(dtype) or input.dtype,
-                 device if device is not None else input.device, requires_grad)
+    out = _full(tuple(input.shape), value, _dtype.to_dtype(dtype) or input.dtype,
+                device if device is not None else input.device, requires_grad)
+    return _layout.laid_out(_layout.like, (input,), (out,))[0]
 
 
 # ----- ranges ------------------------------------------------------------------------------------------------
@@ -736,9 +739,10 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """``randint`` with the shape, dtype and device of ``input``: ``randint_like(x, high)`` or ``(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator,
-                   dtype=dtype if dtype is not None else input.dtype,
-                   device=device if device is not None else input.device, requires_grad=requires_grad)
+    out = randint(low, high, tuple(input.shape), generator=generator,
+                  dtype=dtype if dtype is not None else input.dtype,
+                  device=device if device is not None else input.device, requires_grad=requires_grad)
+    return _layout.laid_out(_layout.like, (input,), (out,))[0]
 
 
 # torch.normal: gradients w.r.t. mean and std are defined as zero (the sample is not reparameterised)
@@ -847,7 +851,7 @@ public(_new_filled(empty), name="new_empty", function=False)
 
 
 # ----- dtype / device casts ---------------------------------------------------------------------------------
-@op("ToCopyBackward0", save=(), attrs=())
+@op("ToCopyBackward0", save=(), attrs=(), layout=_layout.like)
 def _to_copy(self, *, dtype):
     if jnp.iscomplexobj(self) and not np.issubdtype(dtype, np.complexfloating):
         self = jnp.real(self)

@@ -134,7 +134,7 @@ def reshape(input, *args, shape=None):
     shape = _infer_shape(_shape_arg(args) if shape is None else tuple(shape), input.numel())
     geom = _view_geometry(_view, input, (shape,))
     if geom is None:
-        return _apply(_unsafe_view, (input.clone(),), (shape,))
+        return _apply(_unsafe_view, (input.contiguous(),), (shape,))
     return _view_apply(_view if input.is_contiguous() else _reshape_alias, input, (shape,), geom)
 
 
