@@ -144,7 +144,10 @@ def _write_out(name, result, out, inputs):
     data = result._data
     if data.dtype != out._data.dtype:
         data = _cast(data, out._data.dtype)
+    resized = data.shape != out._data.shape
     _commit(out, data)
+    if resized and out._storage is None:  # torch resizes out to the result's layout
+        out._sgeom = result._sgeom
     return out
 
 

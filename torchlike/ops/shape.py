@@ -177,8 +177,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 @public
 def ravel(input):
-    """Flatten to 1-D (always a ViewBackward0 node, as torch)."""
-    return reshape(input, -1)
+    """Flatten to 1-D: a view of ``contiguous()`` (ViewBackward0, over CloneBackward0 when it copies), as torch."""
+    return view(input.contiguous(), -1)
 
 
 @public
