@@ -6,7 +6,9 @@ aliases) is a *member* with a geometry ``(sizes, strides, storage_offset)`` into
 torch's stride rules (so ``stride()``, ``is_contiguous()`` and ``view``'s "not compatible" error are
 torch's). Each member keeps its own materialised ``_data`` (so reading a tensor stays one attribute
 load); an in-place write to any member writes through its geometry into the storage array and
-re-reads every other live member from it. Members share one version counter.
+re-reads every other live member from it. Members share one version counter. A result laid out other than
+row-major (ops/_layout.py) has a geometry before it has a storage: its storage array is made from it when first
+needed.
 
 Autograd follows torch: an in-place op on a view records the op's node ``fn`` and wraps it in a
 ``CopySlices`` node that becomes the base's ``grad_fn`` (its backward hands ``fn`` the gradient's slice
