@@ -249,3 +249,20 @@ def test_data_assignment_takes_the_new_layout():
         y.data = lib.zeros(3, 2)
         seen.append((y.stride(), y.is_contiguous()))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+@pytest.mark.parametrize("source", [
+    lambda a: a.T, lambda a: a[:, ::2], lambda a: a.reshape(2, 3, 1).transpose(2, 0, 1), lambda a: a[:1].T,
+    lambda a: a.reshape(1, 2, 3, 1).transpose(0, 3, 1, 2),
+], ids=["T", "slice", "perm3_size1", "size1_T", "channels_last"])
+@pytest.mark.parametrize("make", [
+    lambda lib, s: lib.tensor(s), lambda lib, s: lib.tensor(s, dtype=lib.float32), lambda lib, s: lib.as_tensor(
+        s) if s.flags.c_contiguous or s.flags.f_contiguous or s.ndim < 2 else lib.tensor(s),
+    lambda lib, s: lib.tensor(lib.tensor(s)), lambda lib, s: lib.tensor(s) + 1,
+], ids=["tensor", "tensor_f32", "as_tensor", "tensor_of_tensor", "then_add"])
+def test_creation_keeps_a_dense_source_layout(source, make):
+    """torch.tensor / as_tensor of a dense NumPy array (or tensor) keep its layout; a non-dense one is row-major."""
+    s = source(np.arange(6.0).reshape(2, 3))
+    seen = [(lambda t: (t.stride(), t.is_contiguous(), t.tolist()))(make(lib, s)) for lib in (tl, torch)]
+    assert seen[0] == seen[1]

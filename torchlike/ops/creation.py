@@ -307,7 +307,18 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     """A new leaf tensor holding a copy of ``data`` (dtype inferred as torch does)."""
     arr = _from_data(data, _dtype.to_dtype(dtype))
     _check_requires_grad(arr.dtype, requires_grad)
-    return _finish(jnp.asarray(arr), device, requires_grad)
+    return _source_layout(data, _finish(jnp.asarray(arr), device, requires_grad))
+
+
+def _source_layout(data, out):
+    """torch's copy keeps the layout of a dense source: a permuted tensor, a transposed NumPy array."""
+    if isinstance(data, Tensor):
+        return _layout.laid_out(_layout.like, (data,), (out,))[0]
+    if isinstance(data, np.ndarray) and data.ndim > 1 and data.size:
+        strides = tuple(s // data.itemsize for s in data.strides)
+        if _layout._dense(data.shape, strides):
+            out._sgeom = _layout._geometry(data.shape, strides)
+    return out
 
 
 @public(method=False)
@@ -315,7 +326,7 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor: a Tensor is returned as is, or converted (differentiably) with ``to``."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return _finish(jnp.asarray(_from_data(data, _dtype.to_dtype(dtype))), device, False)
+    return _source_layout(data, _finish(jnp.asarray(_from_data(data, _dtype.to_dtype(dtype))), device, False))
 
 
 @public(method=False)
@@ -324,7 +335,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _np_to_dtype(ndarray.dtype)
-    return _wrap(jnp.asarray(ndarray))
+    return _source_layout(ndarray, _wrap(jnp.asarray(ndarray)))
 
 
 # ----- filled tensors --------------------------------------------------------------------------------------
