@@ -69,9 +69,6 @@ KNOWN_OPEN = {
     "index_out_of_range": {"why": "GEN_REPORT class M: index_select with a negative index: IndexError 'index out of "
                                   "range in self' (torch: RuntimeError 'INDICES element is out of DATA bounds')",
                            "torch_error": r"INDICES element is out of DATA bounds"},
-    "pointwise_layout": {"why": "GEN_REPORT class H: pointwise ops on a permuted (transposed) input return a "
-                                "row-major result where torch keeps the input's layout (x.t().sin().stride() is "
-                                "(1, 3) in torch): strides are compared on views only"},
     "masked_select_0d": {"why": "GEN_REPORT class Q: masked_select of 0-d tensors fails with JAX's ValueError "
                                 "(nonzero of a 0-d array)", "when": lambda X, a, b, c: X.name == "masked_select"
                          and a.dim() == 0},
@@ -911,7 +908,7 @@ def _saved(m, node):
     return out
 
 
-def _describe(m, t, graph=True, layout=True):
+def _describe(m, t, graph=True):
     """What a user sees of a tensor: value, dtype, flags, version, view-ness, strides, the graph below it."""
     nodes, seen, stack = [], set(), [t.grad_fn] if t.grad_fn is not None and graph else []
     while stack:
@@ -932,8 +929,7 @@ def _describe(m, t, graph=True, layout=True):
         except RuntimeError as e:  # torch: "Inference tensors do not track version counter."
             version = _error(e)
         # (the stride of a size-1 dim is arbitrary in torch, as its docs say; GEN_REPORT class H)
-        stride = tuple(None if n == 1 else st for n, st in zip(t.shape, t.stride())) \
-            if layout or t._is_view() else None
+        stride = tuple(None if n == 1 else st for n, st in zip(t.shape, t.stride()))
         seen_by_user.update(version=version, is_view=t._is_view(), stride=stride,
                             offset=t.storage_offset(), retains_grad=t.retains_grad, nodes=nodes)
     return seen_by_user
@@ -992,7 +988,7 @@ def run(m, program, skip=()):
                 result = a
             pool.append(result)
         try:
-            obs["pool"] = [_describe(m, t, layout="pointwise_layout" not in exclude) for t in pool]
+            obs["pool"] = [_describe(m, t) for t in pool]
         except Exception as e:  # noqa: BLE001
             obs["pool"] = _error(e)
         try:

@@ -1,10 +1,8 @@
 """torch.einsum against torch 2.13: the whole recorded chain (aligning views, sums, bmm or mul, final view or sum),
 the contraction order opt_einsum gives for 3+ operands, saved attributes, values, gradients of first and second
 order, dtypes, views (``_is_view``, ``_base``, versions, writes through, the view-of-leaf error) and errors.
-
-Not compared: strides of results computed by ``mul`` (torch's TensorIterator gives them the inputs' layout,
-torchlike's pointwise results are contiguous), and so the equations where such a result is reshaped later
-(e.g. ``bi,bj,bk->ijk``: ViewBackward0 where torch records ReshapeAliasBackward0).
+Strides are compared too (results computed by ``mul`` take their inputs' layout, as torch's TensorIterator gives
+them, and so a later reshape is a view or a copy as in torch).
 """
 import numpy as np
 import pytest
@@ -35,12 +33,17 @@ CASES = [  # (equation, shapes); torch's node names and saved values are compare
     ("ij,jk,kl,lm->im", [(2, 3), (3, 4), (4, 5), (5, 2)]), ("ab,bc,ca->", [(2, 3), (3, 4), (4, 2)]),
     ("i,i,i->", [(3,), (3,), (3,)]), ("ij,ij,jk->ik", [(2, 3), (2, 3), (3, 4)]),
     ("bi,oij,bj->bo", [(4, 3), (5, 3, 2), (4, 2)]), ("a,ab,bc,c->", [(2,), (2, 3), (3, 4), (4,)]),
+    # multiply-only steps whose permuted result is reshaped later (ReshapeAliasBackward0 / a copy, as torch)
+    ("bi,bj,bk->ijk", [(2, 3), (2, 4), (2, 5)]), ("ij,jk->kji", [(2, 3), (3, 4)]), ("i,j,k->kji", [(2,), (3,), (4,)]),
+    ("ij,kj->jki", [(2, 3), (4, 3)]), ("ij,ij->ji", [(2, 3), (2, 3)]),
 ]
 
 
 def _same_view_state(out_tl, out_th):
     assert out_tl._is_view() == out_th._is_view()
     assert out_tl._version == out_th._version
+    assert [st for n, st in zip(out_th.shape, out_th.stride()) if n != 1] == \
+        [st for n, st in zip(out_tl.shape, out_tl.stride()) if n != 1]
 
 
 @pytest.mark.parametrize("eq,shapes", CASES, ids=[f"{e}|{s}" for e, s in CASES])

@@ -328,10 +328,6 @@ class Tensor:
             return True
         return all(s == c for n, s, c in zip(sizes, strides, _contiguous_strides(sizes)) if n != 1)
 
-    def contiguous(self, memory_format=None):
-        """self if it is contiguous, else a contiguous copy (CloneBackward0)."""
-        return self if self.is_contiguous() else self.clone()
-
     @property
     def is_cuda(self):
         return self.device.type == "cuda"

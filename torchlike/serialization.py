@@ -133,8 +133,9 @@ class _Pickler(pickle._Pickler):
         if not isinstance(obj, _StorageRef):
             return None
         t = obj.tensor
-        owner = t._storage if t._storage is not None else t
-        array = t._storage.data if t._storage is not None else t._data
+        storage = views._storage_of(t) if t._sgeom is not None else t._storage  # (a laid-out result's, made now)
+        owner = storage if storage is not None else t
+        array = storage.data if storage is not None else t._data
         if array.dtype != t._data.dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         key = self.storages.setdefault(id(owner), (str(len(self.storages)), array, owner))[0]

@@ -3,6 +3,7 @@
 from .. import _grad_mode as _gm
 from .._tensor import _wrap
 from ._registry import _apply
+from . import _layout
 from ._views import _commit
 from .pointwise import _copy_from
 
@@ -18,6 +19,8 @@ def accumulate(variable, grad):
         variable._grad = _wrap(grad._data)  # a new tensor sharing the (immutable) array
     else:  # accumulate in place, as torch does outside create_graph: same .grad object, version bumped
         _commit(old, (old + grad)._data)
+    if old is None and variable._sgeom is not None:  # torch's layout contract: a dense leaf's grad has its strides
+        variable._grad._sgeom = _layout.grad_geometry(variable)
     if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
         for hook in list(variable._post_acc_hooks.values()):
             hook(variable)

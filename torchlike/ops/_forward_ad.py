@@ -93,7 +93,7 @@ def _copy_with_layout(data, like):
     geom = like._sgeom
     if geom is not None:
         storage = _views._storage_of(t)
-        zeros = jnp.zeros(like._storage.data.shape, data.dtype)
+        zeros = jnp.zeros(_views._storage_of(like).data.shape, data.dtype)
         storage.data = _views._run(_views._as_strided_scatter, geom, zeros, data)
         t._sgeom = geom
     return t

@@ -62,10 +62,12 @@ def _write_out(name, compute, out, inputs, rule=None):
     if _gm._state.grad_enabled and (out._requires_grad or any(
             isinstance(t, Tensor) and t._requires_grad for t in inputs)):
         raise RuntimeError(_AUTOGRAD_MSG.format(name))
-    data = compute()._data
+    result = compute()
+    data = result._data
     _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
-    if data.shape != out._data.shape:
+    resized = data.shape != out._data.shape
+    if resized:
         if out._data.size:
             warnings.warn(_RESIZE_MSG.format(list(out._data.shape), list(data.shape)), UserWarning, stacklevel=3)
         if out._storage is not None:
@@ -76,6 +78,8 @@ def _write_out(name, compute, out, inputs, rule=None):
             fn = _cast_cache[out._data.dtype] = jax.jit(lambda a, dt=out._data.dtype: a.astype(dt))
         data = fn(data)
     _commit(out, data)
+    if resized and out._storage is None:  # torch resizes out to the result's layout
+        out._sgeom = result._sgeom
     return out
 
 

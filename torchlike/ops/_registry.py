@@ -50,6 +50,7 @@ from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_prope
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 from . import _record as _rec
 from ._util import _check_broadcast
+from . import _layout
 
 _InputMetadata = collections.namedtuple(
     "_InputMetadata", "shape dtype device is_nested_tensor is_cpp_nested_tensor", defaults=(None, False, False))
@@ -103,8 +104,9 @@ class OpDef:
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
                  node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None, refuse=None,
-                 real_grads=True):
+                 real_grads=True, layout=None):
         self.name = node_name
+        self.layout = layout  # the rule laying out results when an input is not row-major (ops/_layout.py)
         self.forward = forward
         # torch's refusals by the dtype the op computes in: NumPy kind -> refusal (see _refused)
         self.refuse = {k: v for kinds, v in refuse.items() for k in kinds} if refuse else None
@@ -526,6 +528,13 @@ def _apply(op, args, statics, _hooked=False):
         raise
     single = not op._tuple_out
     outs = (out,) if single else tuple(out)
+    if op.layout is not None:
+        for a in args:
+            if a is not None and a._sgeom is not None:  # an input not row-major: the result takes its layout
+                results = _layout.place(op.layout, args, _results(op, args, arrays, statics, outs))
+                if _fw_state.level is not None:
+                    _fw._propagate(op, args, arrays, statics, results)
+                return results[0] if single else tuple(results)
     if _fw_state.level is not None:  # forward AD: a dual level is active
         results = _results(op, args, arrays, statics, outs)
         _fw._propagate(op, args, arrays, statics, results)

@@ -6,7 +6,9 @@ aliases) is a *member* with a geometry ``(sizes, strides, storage_offset)`` into
 torch's stride rules (so ``stride()``, ``is_contiguous()`` and ``view``'s "not compatible" error are
 torch's). Each member keeps its own materialised ``_data`` (so reading a tensor stays one attribute
 load); an in-place write to any member writes through its geometry into the storage array and
-re-reads every other live member from it. Members share one version counter.
+re-reads every other live member from it. Members share one version counter. A result laid out other than
+row-major (ops/_layout.py) has a geometry before it has a storage: its storage array is made from it when first
+needed.
 
 Autograd follows torch: an in-place op on a view records the op's node ``fn`` and wraps it in a
 ``CopySlices`` node that becomes the base's ``grad_fn`` (its backward hands ``fn`` the gradient's slice
@@ -27,6 +29,7 @@ from .._graph import Node, _seq_counter
 from .._tensor import Tensor, _contiguous_strides, _wrap
 from ._registry import op, _apply
 from ._bind import public
+from . import _layout
 from ._record import new_node, record
 
 
@@ -35,7 +38,8 @@ class _Storage:
     __slots__ = ("data", "members")
 
     def __init__(self, owner):
-        self.data = owner._data
+        g = owner._sgeom  # a laid-out result (ops/_layout.py): its values in memory order
+        self.data = owner._data if g is None else _layout.physical(owner._data, g[1])
         self.members = [weakref.ref(owner)]
 
 
@@ -86,7 +90,8 @@ def _set_data(self, value):
     self._data = value._data
     if self._storage is not None:  # self now has its own storage; its old views keep the old one
         self._storage.members = [r for r in self._storage.members if r() is not self]
-        self._storage = self._sgeom = None
+        self._storage = None
+    self._sgeom = None
 
 
 public(_get_data, name="data", function=False, method=property(_get_data, _set_data))

@@ -24,6 +24,7 @@ from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._registry import op, _apply
 from ._bind import public
 from ._views import _commit
+from . import _layout
 
 _CANT_REQUIRE = "Only Tensors of floating point and complex dtype can require gradients"
 _MAX_DIMS = 64
@@ -341,7 +342,18 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     """A new leaf tensor holding a copy of ``data`` (dtype inferred as torch does)."""
     arr = _from_data(data, _dtype.to_dtype(dtype))
     _check_requires_grad(arr.dtype, requires_grad)
-    return _finish(arr, device, requires_grad)
+    return _source_layout(data, _finish(arr, device, requires_grad))
+
+
+def _source_layout(data, out):
+    """torch's copy keeps the layout of a dense source: a permuted tensor, a transposed NumPy array."""
+    if isinstance(data, Tensor):
+        return _layout.laid_out(_layout.like, (data,), (out,))[0]
+    if isinstance(data, np.ndarray) and data.ndim > 1 and data.size:
+        strides = tuple(s // data.itemsize for s in data.strides)
+        if _layout._dense(data.shape, strides):
+            out._sgeom = _layout._geometry(data.shape, strides)
+    return out
 
 
 @public(method=False)
@@ -349,7 +361,7 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor: a Tensor is returned as is, or converted (differentiably) with ``to``."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return _finish(_from_data(data, _dtype.to_dtype(dtype)), device, False)
+    return _source_layout(data, _finish(_from_data(data, _dtype.to_dtype(dtype)), device, False))
 
 
 @public(method=False)
@@ -358,7 +370,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _np_to_dtype(ndarray.dtype)
-    return _wrap(jax.device_put(ndarray))
+    return _source_layout(ndarray, _wrap(jax.device_put(ndarray)))
 
 
 # ----- filled tensors --------------------------------------------------------------------------------------
@@ -414,9 +426,10 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
 def _like(factory):
     """``<factory>_like(input, ...)``; random factories also take ``generator=``."""
     def make(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, **generator):
-        return factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                       device=device if device is not None else input.device, requires_grad=requires_grad,
-                       **generator)
+        out = factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
+                      device=device if device is not None else input.device, requires_grad=requires_grad,
+                      **generator)
+        return _layout.laid_out(_layout.like, (input,), (out,))[0]  # in input's layout (preserve_format)
     make.__name__ = make.__qualname__ = factory.__name__ + "_like"
     make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
     return make
@@ -431,8 +444,9 @@ empty_like = public(_like(empty), method=False)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """``full`` with the shape, dtype and device of ``input``."""
     value = _fill_scalar(fill_value, "full_like")
-    return _full(tuple(input.shape), value, _dtype.to_dtype(dtype) or input.dtype,
-                 device if device is not None else input.device, requires_grad)
+    out = _full(tuple(input.shape), value, _dtype.to_dtype(dtype) or input.dtype,
+                device if device is not None else input.device, requires_grad)
+    return _layout.laid_out(_layout.like, (input,), (out,))[0]
 
 
 # ----- ranges ------------------------------------------------------------------------------------------------
@@ -812,9 +826,10 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """``randint`` with the shape, dtype and device of ``input``: ``randint_like(x, high)`` or ``(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator,
-                   dtype=dtype if dtype is not None else input.dtype,
-                   device=device if device is not None else input.device, requires_grad=requires_grad)
+    out = randint(low, high, tuple(input.shape), generator=generator,
+                  dtype=dtype if dtype is not None else input.dtype,
+                  device=device if device is not None else input.device, requires_grad=requires_grad)
+    return _layout.laid_out(_layout.like, (input,), (out,))[0]
 
 
 # torch.normal: gradients w.r.t. mean and std are defined as zero (the sample is not reparameterised)
@@ -923,7 +938,7 @@ public(_new_filled(empty), name="new_empty", function=False)
 
 
 # ----- dtype / device casts ---------------------------------------------------------------------------------
-@op("ToCopyBackward0", save=(), attrs=())
+@op("ToCopyBackward0", save=(), attrs=(), layout=_layout.like)
 def _to_copy(self, *, dtype):
     if jnp.iscomplexobj(self) and not np.issubdtype(dtype, np.complexfloating):
         self = jnp.real(self)

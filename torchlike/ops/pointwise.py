@@ -9,6 +9,7 @@ tensors (float64/int64/complex128), never as traced Python values, so one compil
 scalar value; where torch saves the Python scalar itself (``_saved_exponent`` of ``x ** 2``), the node
 property returns it as a Python number.
 """
+import functools
 import math
 
 import jax
@@ -25,6 +26,11 @@ from ._bind import public, _type_name
 from ._util import _broadcast_shape
 from .creation import _check_fits
 from .shape import _select
+from . import _layout
+
+# torch computes the ops of this module with TensorIterator: a new result takes the layout of its inputs
+# (ops/_layout.py); the few that do not say so (``layout=``)
+op = functools.partial(op, layout=_layout.ti)
 
 # ----- helpers -----------------------------------------------------------------------------------------
 # torch's refusals (``refuse=`` of an entry, see _registry._refused): NumPy kinds of the dtype the op computes in
@@ -45,7 +51,7 @@ def _to_float(t):
     """Integer/bool inputs of floating ops become the default float dtype (no history: ints need none)."""
     if _is_float(t._data):
         return t
-    return _wrap(_cast(t._data, _dtype.get_default_dtype()._np))
+    return _layout.laid_out(_layout.like, (t,), (_wrap(_cast(t._data, _dtype.get_default_dtype()._np)),))[0]
 
 
 _cast_cache = {}
@@ -83,7 +89,7 @@ def _wrap_scalar(x):
 def _entry(node_name, save, forward, derivative, attrs=(), **kw):
     """A table entry from a forward and a derivative given inline (for the one-line formulas); ``attrs``: the
     non-tensor ``_saved_*`` torch shows (none for most of them)."""
-    entry = OpDef(node_name, forward, save=save, attrs=attrs, **kw)
+    entry = OpDef(node_name, forward, save=save, attrs=attrs, **{"layout": _layout.ti, **kw})
     entry.derivative(derivative)
     return entry
 
@@ -437,7 +443,9 @@ angle = _unary("angle", _entry("AngleBackward0", ("self",), _angle_forward, _ang
 _silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
                lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))),
                refuse={"biu": "silu_cpu"})
-_clone = _entry("CloneBackward0", (), lambda self: jnp.array(self, copy=True), lambda grad: grad)
+_clone = _entry("CloneBackward0", (), lambda self: jnp.array(self, copy=True), lambda grad: grad,
+                layout=_layout.like)
+_clone_contiguous = _entry("CloneBackward0", (), _clone.forward, _clone.backward, layout=None)
 _round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, const_grads=True,
                 refuse={"bc": "round_vml_cpu"})
 _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.round(self, decimals), _zero_grad,
@@ -509,8 +517,14 @@ def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
 
 @public
 def clone(input, *, memory_format=None):
-    """A copy that is part of the graph (CloneBackward0)."""
+    """A copy that is part of the graph (CloneBackward0), in input's layout (torch's preserve_format)."""
     return _apply(_clone, (input,), ())
+
+
+@public(function=False)
+def contiguous(self, memory_format=None):
+    """self if it is contiguous, else a row-major copy (CloneBackward0)."""
+    return self if self.is_contiguous() else _apply(_clone_contiguous, (self,), ())
 
 
 @public(method=False)
@@ -554,7 +568,7 @@ def resolve_conj(input):
 
 # real / imag: torch builds select(view_as_real(z), -1, i) (SelectBackward0 over ViewAsRealBackward0).
 # Unlike torch they are copies, not views: writing into z.real does not change z.
-@op("ViewAsRealBackward0", save=(), attrs=())
+@op("ViewAsRealBackward0", save=(), attrs=(), layout=None)
 def _view_as_real(self):
     return jnp.stack([jnp.real(self), jnp.imag(self)], axis=-1)
 
@@ -755,7 +769,7 @@ def selu(input, inplace=False):
 
 
 @op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), attrs=(),
-    refuse={_NOT_REAL: "log_sigmoid_cpu"})
+    refuse={_NOT_REAL: "log_sigmoid_cpu"}, layout=None)
 def _logsigmoid(self):
     buffer = jnp.exp(-jnp.abs(self))
     return jnp.minimum(self, 0) - jnp.log1p(buffer), buffer
@@ -903,9 +917,14 @@ def _rsub_forward(self, other, *, dtype, alpha):
     return other.astype(dtype) - _scaled(self, dtype, alpha)
 
 
-_rsub_tensor = _entry("RsubBackward0", (), _rsub_forward, lambda grad, alpha: (-grad * alpha, grad), attrs=("alpha",))
+def _rsub_layout(args, shape):  # torch's rsub is sub(other, self)
+    return _layout.ti(args[::-1], shape)
+
+
+_rsub_tensor = _entry("RsubBackward0", (), _rsub_forward, lambda grad, alpha: (-grad * alpha, grad), attrs=("alpha",),
+                      layout=_rsub_layout)
 _rsub_scalar = _entry("RsubBackward1", (), _rsub_forward, lambda grad, alpha: -grad * alpha, attrs=("alpha",),
-                      nondiff=("other",))
+                      nondiff=("other",), layout=_rsub_layout)
 
 
 @op("MulBackward0", save={"self": ("other",), "other": ("self",)}, attrs=())
@@ -1730,7 +1749,8 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in kinds:
                 raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_type_word(dt)}\'')
-        return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
+        out = _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
+        return _layout.laid_out(_layout.ti, [a for a in args if isinstance(a, Tensor)], (out,))[0]
 
     def call_(self, *args):  # torch's checks, then the result written in self's dtype (no history)
         if integral:
@@ -1765,7 +1785,8 @@ def _cmp(name, jfn, dunder, aliases=(), ordered=True):
     (``ordered``: complex numbers refused)."""
     def fwd(a, b, *, dtype):
         return jfn(a.astype(dtype), b.astype(dtype))
-    entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=(), refuse={"c": f"{name}_cpu"} if ordered else None)
+    entry = OpDef(name, fwd, save=(), nondiff=("a", "b"), attrs=(), refuse={"c": f"{name}_cpu"} if ordered else None,
+                  layout=_layout.ti)
 
     def fn(input, other, *, out=None):
         if out is not None:
@@ -1861,6 +1882,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if v < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
     result = _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    result = _layout.laid_out(_layout.ti, (input, other), (result,))[0]
     return _with_version(result, int(equal_nan and input._data.dtype.kind in "fcV") + int(rtol != 0 or atol != 0))
 
 
@@ -1903,7 +1925,7 @@ def _(grad):
     return jnp.zeros_like(grad), jnp.sum(grad)
 
 
-@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,))  # self's gradient is zeros
+@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,), layout=None)  # self's grad is zeros
 def _copy_from(self, src):
     """self's shape and dtype with src's values; self None: a plain copy of src (AccumulateGrad's first grad)."""
     if self is None:

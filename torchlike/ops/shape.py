@@ -135,7 +135,7 @@ def reshape(input, *args, shape=None):
     shape = _infer_shape(_shape_arg(args) if shape is None else tuple(shape), input.numel())
     geom = _view_geometry(_view, input, (shape,))
     if geom is None:
-        return _apply(_unsafe_view, (input.clone(),), (shape,))
+        return _apply(_unsafe_view, (input.contiguous(),), (shape,))
     return _view_apply(_view if input.is_contiguous() else _reshape_alias, input, (shape,), geom)
 
 
@@ -178,8 +178,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 @public
 def ravel(input):
-    """Flatten to 1-D (always a ViewBackward0 node, as torch)."""
-    return reshape(input, -1)
+    """Flatten to 1-D: a view of ``contiguous()`` (ViewBackward0, over CloneBackward0 when it copies), as torch."""
+    return view(input.contiguous(), -1)
 
 
 @public

@@ -1,0 +1,180 @@
+"""Memory layout of new results, by torch's rules: TensorIterator's (a pointwise result takes the layout of its
+inputs: ``x.t().sin().stride()`` is ``(1, 3)``) and preserve_format's (``clone``, ``to``, ``*_like``).
+
+A result laid out other than row-major keeps its values logically row-major in ``_data`` and gets only the geometry
+``_sgeom = (sizes, strides, 0)``, always dense; the storage array in that memory order is made when first needed
+(``_views._Storage``: a view of the result, ``detach``, ``torch.save``). An op declares its rule (``OpDef.layout``);
+the rule runs only when an input has a geometry (a view or a laid-out result), so row-major inputs cost nothing.
+"""
+import functools
+
+import jax
+
+from .._tensor import _contiguous_strides
+
+
+def _contiguous(sizes, strides):
+    """torch's is_contiguous (size-1 dims ignored; empty tensors are contiguous)."""
+    if 0 in sizes:
+        return True
+    return all(s == c for n, s, c in zip(sizes, strides, _contiguous_strides(sizes)) if n != 1)
+
+
+def _channels_last(sizes, strides):
+    """torch's is_contiguous(memory_format=torch.channels_last) (4-d tensors only)."""
+    if len(sizes) != 4:
+        return False
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def _dense(sizes, strides):
+    """torch's is_non_overlapping_and_dense."""
+    expected = 1
+    for d in sorted((d for d in range(len(sizes)) if sizes[d] > 1), key=lambda d: strides[d]):
+        if strides[d] != expected:
+            return False
+        expected *= sizes[d]
+    return True
+
+
+def _sort_dims(shape, op_strides):
+    """TensorIterator's reorder_dimensions: dims from fastest to slowest, an insertion sort that asks each operand
+    in turn (a broadcast dim, stride 0, is no evidence; equal strides put the smaller dim first)."""
+    def should_swap(d0, d1):
+        for st in op_strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(shape)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def _strides_in_order(shape, perm, skip_ones=False):
+    """Dense strides with dims laid out in ``perm`` order (fastest first). TensorIterator multiplies by every size
+    (a size-0 dim gives the later ones stride 0); infer_dense_strides (``skip_ones``) skips sizes 0 and 1."""
+    strides, acc = [0] * len(shape), 1
+    for d in perm:
+        strides[d] = acc
+        if not skip_ones or shape[d] > 1:
+            acc *= shape[d]
+    return tuple(strides)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ti_strides(shape, operands):
+    """The strides TensorIterator gives a new output of ``shape`` from its inputs' ``(sizes, strides)``."""
+    if all(sizes == shape for sizes, _ in operands):  # fast_set_up
+        if all(_contiguous(*op) for op in operands):
+            return _contiguous_strides(shape)
+        if all(_channels_last(*op) for op in operands):
+            c, h, w = shape[1:]
+            return (c * h * w, 1, c * w, c)
+        if all(_dense(*op) for op in operands) and len({st for _, st in operands}) == 1:
+            return operands[-1][1]
+    ndim = len(shape)
+    op_strides = []
+    for sizes, strides in operands:  # compute_strides: broadcast dims get stride 0
+        lead = ndim - len(sizes)
+        op_strides.append((0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else s
+                                              for i, (n, s) in enumerate(zip(sizes, strides))))
+    perm = _sort_dims(shape, op_strides) if ndim > 1 else [0] * ndim
+    if perm == list(range(ndim - 1, -1, -1)):
+        return _contiguous_strides(shape)
+    return _strides_in_order(shape, perm)
+
+
+@functools.lru_cache(maxsize=4096)
+def _like_strides(sizes, strides):
+    """preserve_format (empty_like, clone, to): the input's strides if it is dense, else dense strides in its
+    dims' order (torch's infer_dense_strides)."""
+    if _dense(sizes, strides):
+        return strides
+    perm = list(range(len(sizes) - 1, -1, -1))
+    for i in range(1, len(sizes)):  # a stable insertion sort by stride; stride-0 dims do not move
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            s0, s1 = strides[perm[d0]], strides[perm[d1]]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 > s1 or (s0 == s1 and sizes[perm[d0]] > sizes[perm[d1]]):
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif s0 < s1:
+                break
+    return _strides_in_order(sizes, perm, skip_ones=True)
+
+
+def _geometry(shape, strides):
+    """A result's ``_sgeom``: None for row-major strides."""
+    return None if strides == _contiguous_strides(shape) else (shape, strides, 0)
+
+
+def _sizes_strides(t):
+    g = t._sgeom
+    if g is None:
+        shape = t._data.aval.shape
+        return shape, _contiguous_strides(shape)
+    return g[0], g[1]
+
+
+def ti(args, shape):
+    """The geometry of a new TensorIterator output of ``shape`` from the tensors ``args`` (None entries skipped)."""
+    return _geometry(shape, _ti_strides(shape, tuple(_sizes_strides(a) for a in args if a is not None)))
+
+
+def like(args, shape):
+    """The geometry of a preserve_format copy of ``args[0]``."""
+    return _geometry(shape, _like_strides(*_sizes_strides(args[0])))
+
+
+def grad_geometry(variable):
+    """The geometry of a leaf's first ``.grad`` (AccumulateGrad's layout contract): the leaf's strides if it is
+    dense, else row-major."""
+    sizes, strides = _sizes_strides(variable)
+    return _geometry(sizes, strides) if _dense(sizes, strides) else None
+
+
+def laid_out(layout, args, results):
+    """Give the results of an op with rule ``layout`` their geometry when an input has one; returns them."""
+    for a in args:
+        if a is not None and a._sgeom is not None:
+            return place(layout, args, results)
+    return results
+
+
+def place(layout, args, results):
+    """Give the results (None entries skipped) their geometry by ``layout`` from ``args``; returns them."""
+    shape = None
+    for r in results:
+        if r is not None:
+            if shape != r._data.aval.shape:
+                shape = r._data.aval.shape
+                geom = layout(args, shape)
+            r._sgeom = geom
+    return results
+
+
+def physical(data, strides):
+    """The storage array of a dense laid-out tensor: its values in memory order (dims by decreasing stride)."""
+    order = tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+    return data if order == tuple(range(len(strides))) else jax.lax.transpose(data, order)
