@@ -77,17 +77,8 @@ KNOWN_OPEN = {
                                      "(torch: aten::floor_divide_)",
                               "when": lambda X, a, b, c: X.name in ("floor_divide_", "ifloordiv") and
                               (a.requires_grad or getattr(b, "requires_grad", False))},
-    "zero_dim_index": {"why": "GEN_REPORT class L: index_add/index_add_/take_along_dim/... of a 0-d tensor fail with "
-                              "JAX's IndexError (torch: works, or 'Dimension specified as 0 but tensor has no "
-                              "dimensions')",
-                       "when": lambda X, a, b, c: a.dim() == 0 and X.name in (
-                           "index_add", "index_add_", "take_along_dim", "index_select", "gather", "scatter",
-                           "scatter_add", "scatter_", "scatter_add_")},
     "check_order": {"why": "GEN_REPORT class B: baddbmm/addmm check dtypes before the broadcast of self",
                     "torch_error": r"The expanded size of the tensor", "in_ops": ["baddbmm", "addmm"]},
-    "index_out_of_range": {"why": "GEN_REPORT class M: index_select with a negative index: IndexError 'index out of "
-                                  "range in self' (torch: RuntimeError 'INDICES element is out of DATA bounds')",
-                           "torch_error": r"INDICES element is out of DATA bounds"},
     "pointwise_layout": {"why": "GEN_REPORT class H: pointwise ops on a permuted (transposed) input return a "
                                 "row-major result where torch keeps the input's layout (x.t().sin().stride() is "
                                 "(1, 3) in torch): strides are compared on views only"},
@@ -102,9 +93,6 @@ KNOWN_OPEN = {
     "int_zero_division": {"why": "GEN_REPORT class S: integer remainder/floor_divide/fmod by zero return a value "
                                  "where torch raises RuntimeError('ZeroDivisionError')",
                           "torch_error": r"ZeroDivisionError"},
-    "index_add_bounds": {"why": "GEN_REPORT class M: index_add with a negative index raises RuntimeError 'index -1 is "
-                                "out of bounds...' (torch: IndexError 'index out of range in self')",
-                         "torch_error": r"index out of range in self", "in_ops": ["index_add", "index_add_"]},
     "expand_message": {"why": "GEN_REPORT class M: expand's error names the tensor torch.BoolTensor{[3]} "
                               "(torch: CPUBoolType{[3]})", "torch_error": r"expand\(CPU"},
     "conj_view": {"why": "GEN_REPORT class W: conj of a complex tensor is not a view (torch: _is_view() is True)",

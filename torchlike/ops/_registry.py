@@ -226,7 +226,7 @@ class OpDef:
         """Build (jitted, raw) backward for one (statics, input metadata, mask) key."""
         statics, in_meta, mask = key
         n_saved = len(self.saves)
-        names = {}
+        names = {"grad_mask": mask}  # which inputs need a gradient, for formulas that check as torch's engine
         names.update(zip(self.statics, statics))
         for pos, i in enumerate(self.diff):
             if in_meta[pos] is not None:

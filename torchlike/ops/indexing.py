@@ -82,16 +82,18 @@ def _broadcast_shapes(a, b):
     return tuple(out[::-1])
 
 
-def _check_bounds(index, size, dim, exc=RuntimeError, negative=False, msg=None):
-    """torch's out-of-bounds error for the first entry of index outside [0, size) (or [-size, size) when
-    negative indices count from the end). Reads the index values; skipped on tracers."""
+def _check_bounds(index, size, dim, exc=RuntimeError, negative=False,
+                  msg="index {v} is out of bounds for dimension {dim} with size {size}"):
+    """torch's out-of-bounds error (``msg`` formatted with the entry v, dim and size) for the first entry of index
+    outside [0, size) (or [-size, size) when negative indices count from the end). Reads the index values;
+    skipped on tracers."""
     if not _concrete(index) or index.numel() == 0:
         return
     a = _host(index).reshape(-1)
     bad = (a < (-size if negative else 0)) | (a >= size)
     if bad.any():
         v = int(a[np.argmax(bad)])
-        raise exc(msg or f"index {v} is out of bounds for dimension {dim} with size {size}")
+        raise exc(msg.format(v=v, dim=dim, size=size))
 
 
 def _grid(index, dim):
@@ -104,6 +106,16 @@ def _grid(index, dim):
 
 def _crop(shape):
     return tuple(slice(0, s) for s in shape)
+
+
+def _ne(shape):
+    """torch's ensure_nonempty sizes: a 0-d tensor counts as one of size [1] (scatter/gather/index ops)."""
+    return tuple(shape) or (1,)
+
+
+def _no_dims(dim):
+    """torch's error for ``size(dim)`` of a 0-d tensor."""
+    return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 # ----- basic indexing: select / slice / unsqueeze / alias (shape.py's view ops) ----------------------------
@@ -543,11 +555,15 @@ def _setitem(self, index, value):
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------
 @op("IndexSelectBackward0", save=("index",), nondiff=("index",), attrs=("dim", "self_sym_sizes"), unsigned=("dim",))
 def _index_select(self, index, *, dim):
+    if self.ndim == 0:  # the index is one 0 (checked)
+        return self
     return jnp.take(self, index.reshape(-1), axis=dim)
 
 
 @_index_select.derivative
 def _(grad, index, self_shape, dim):
+    if not self_shape:
+        return grad
     key = (slice(None),) * (dim % len(self_shape)) + (index.reshape(-1),)
     return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
 
@@ -560,22 +576,26 @@ def index_select(input, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index._data.dtype not in (np.int32, np.int64):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    _check_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError, msg="index out of range in self")
+    if not input.ndim and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    size = input.shape[d] if input.ndim else 1
+    if not size and index.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if input.ndim > 1 and (d == 1 or not input.numel()):  # torch's CPU kernel for these has its own message
+        _check_bounds(index, size, d, msg="INDICES element is out of DATA bounds, id={v} axis_dim={size}")
+    _check_bounds(index, size, d, IndexError, msg="index out of range in self")
     return _apply(_index_select, (input, index), (dim,))
 
 
 @op("GatherBackward0", save=("self", "index"), nondiff=("index",), attrs=("dim", "sparse_grad"), unsigned=("dim",))
 def _gather(self, index, *, dim, sparse_grad):
-    if self.ndim == 0:
-        return jnp.broadcast_to(self, index.shape)
-    return self[_grid(index, dim)]
+    return self.reshape(_ne(self.shape))[_grid(index.reshape(_ne(index.shape)), dim)].reshape(index.shape)
 
 
 @_gather.derivative
 def _(grad, index, self_shape, dim):
-    if not self_shape:
-        return grad
-    return jnp.zeros(self_shape, grad.dtype).at[_grid(index, dim)].add(grad)
+    key = _grid(index.reshape(_ne(index.shape)), dim)
+    return jnp.zeros(_ne(self_shape), grad.dtype).at[key].add(grad.reshape(key[0].shape)).reshape(self_shape)
 
 
 def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
@@ -587,8 +607,9 @@ def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
     if src is not None and max(index.ndim, 1) != max(src.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     ishape, sshape = tuple(index.shape), tuple(self.shape)
-    for d in range(index.ndim):
-        too_big = (d != dim and ishape[d] > sshape[d]) or (src is not None and ishape[d] > src.shape[d])
+    ni, ns, nsrc = _ne(ishape), _ne(sshape), _ne(src.shape) if src is not None else None
+    for d in range(len(ni)):
+        too_big = (d != dim and ni[d] > ns[d]) or (src is not None and ni[d] > nsrc[d])
         if too_big:
             if fname == "gather":
                 raise RuntimeError(f"Size does not match at dimension {d} expected index {_shape_str(ishape)} to be "
@@ -620,6 +641,8 @@ def take_along_dim(input, indices, dim=None):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_type_word(indices._data.dtype)}")
     dim = _wrap_dim(dim, input.ndim)
+    if not input.ndim:
+        raise _no_dims(dim)
     self_sizes = list(input.shape)
     self_sizes[dim] = indices.shape[dim]
     ishape = _broadcast_shapes(tuple(self_sizes), tuple(indices.shape))
@@ -641,37 +664,64 @@ def _wrap_negative(index, size, shape):
 
 
 # ----- scatter / scatter_add / index_add -------------------------------------------------------------------
+def _src_grad(name, src_shape, index):
+    """The gradient of scatter's src: torch's ``grad.gather(dim, index)`` has index's shape, which its engine
+    refuses unless it expands to src's (zeros where index is smaller)."""
+    try:
+        if np.broadcast_shapes(src_shape, index.shape) == index.shape:
+            return
+    except ValueError:
+        pass
+    raise RuntimeError(f"Function {name} returned an invalid gradient at index 1 - got {list(index.shape)} but "
+                       f"expected shape compatible with {list(src_shape)}")
+
+
+def _nonempty(*arrays):
+    """The arrays with 0-d ones as [1] (torch's scatter/gather kernels see them so)."""
+    return [a.reshape(_ne(a.shape)) for a in arrays]
+
+
 @op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_add(self, index, src, *, dim):
-    return self.at[_grid(index, dim)].add(src[_crop(index.shape)])
+    s, i, src = _nonempty(self, index, src)
+    return s.at[_grid(i, dim)].add(src[_crop(i.shape)]).reshape(self.shape)
 
 
 @_scatter_add.derivative
 def _(grad, index, src_shape, dim):
     if index is None:
         return grad, None
-    return grad, jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[_grid(index, dim)])
+    _src_grad("ScatterAddBackward0", src_shape, index)
+    g, i = _nonempty(grad, index)
+    return grad, jnp.zeros(_ne(src_shape), grad.dtype).at[_crop(i.shape)].set(g[_grid(i, dim)]).reshape(src_shape)
 
 
 @op("ScatterBackward0", save=("index",), nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_src(self, index, src, *, dim):
-    return self.at[_grid(index, dim)].set(src[_crop(index.shape)])
+    s, i, src = _nonempty(self, index, src)
+    return s.at[_grid(i, dim)].set(src[_crop(i.shape)]).reshape(self.shape)
 
 
 @_scatter_src.derivative
-def _(grad, index, src_shape, dim):
-    key = _grid(index, dim)
-    return grad.at[key].set(0), jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[key])
+def _(grad, index, src_shape, dim, grad_mask):
+    g, i = _nonempty(grad, index)
+    key = _grid(i, dim)
+    if grad_mask[1]:
+        _src_grad("ScatterBackward0", src_shape, index)
+    src_grad = jnp.zeros(_ne(src_shape), grad.dtype).at[_crop(i.shape)].set(g[key]).reshape(src_shape)
+    return g.at[key].set(0).reshape(grad.shape), src_grad
 
 
 @op("ScatterBackward1", save=("index",), nondiff=("index", "value"), attrs=("dim",), unsigned=("dim",))
 def _scatter_value(self, index, value, *, dim):
-    return self.at[_grid(index, dim)].set(value.astype(self.dtype))
+    s, i = _nonempty(self, index)
+    return s.at[_grid(i, dim)].set(value.astype(self.dtype)).reshape(self.shape)
 
 
 @_scatter_value.derivative
 def _(grad, index, dim):
-    return grad.at[_grid(index, dim)].set(0)
+    g, i = _nonempty(grad, index)
+    return g.at[_grid(i, dim)].set(0).reshape(grad.shape)
 
 
 def _scatter_args(input, dim, index, src):
@@ -722,7 +772,9 @@ def scatter_add(input, dim, index, src):
 @op("IndexAddBackward0", save={"index": ("source",), "source": ("source",)}, nondiff=("index",),
     attrs=("alpha", "dim", "source_dim"), unsigned=("dim",))
 def _index_add(self, index, source, *, dim, alpha, source_dim):
-    dim %= max(self.ndim, 1)
+    if self.ndim == 0:  # then source is 0-d and the index one 0 (checked)
+        return self + (source * alpha if alpha != 1 else source).astype(self.dtype)
+    dim %= self.ndim
     src = source if source.ndim == self.ndim else source.reshape(source.shape[:dim] + (1,) + source.shape[dim:])
     if alpha != 1:
         src = src * alpha
@@ -733,11 +785,13 @@ def _index_add(self, index, source, *, dim, alpha, source_dim):
 def _(grad, index, source_shape, dim, alpha):
     if index is None:
         return grad, None
-    g = jnp.take(grad, index.reshape(-1), axis=dim)
+    if grad.ndim and not grad.shape[dim] and index.size:  # torch's grad.index_select(dim, index)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    g = jnp.take(grad, index.reshape(-1), axis=dim) if grad.ndim else grad
     return grad, (g * alpha if alpha != 1 else g).reshape(source_shape)
 
 
-def _index_add_args(self, dim, index, source):
+def _index_add_args(self, dim, index, source, alpha=1):
     """torch's checks of index_add; returns dim as given (torch saves it so)."""
     raw, dim = dim, _wrap_dim(dim, self.ndim)
     if index.ndim > 1:
@@ -749,27 +803,38 @@ def _index_add_args(self, dim, index, source):
     if source._data.dtype != self._data.dtype:
         raise RuntimeError(f"index_add_(): self ({_type_word(self._data.dtype)}) and source "
                            f"({_type_word(source._data.dtype)}) must have the same scalar type")
+    if dim != 0 and dim >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {dim} is out of bounds of the source tensor with dim "
+                           f"{source.ndim}")
     n = index.numel()
-    if source.ndim and n != source.shape[dim]:
+    if n != (source.shape[dim] if source.ndim else 1):
+        if not source.ndim:  # torch's message reads source.size(dim)
+            raise _no_dims(dim)
         raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): "
                            f"({source.shape[dim]}), for dim: {dim}")
-    if source.ndim and [s for d, s in enumerate(self.shape) if d != dim] != \
-            [s for d, s in enumerate(source.shape) if d != dim]:
+    keep = source.ndim and self.ndim  # torch compares the sizes without dim only when neither is 0-d
+    if [s for d, s in enumerate(self.shape) if d != dim or not keep] != \
+            [s for d, s in enumerate(source.shape) if d != dim or not keep]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {_shape_str(self.shape)} source.shape = {_shape_str(source.shape)}")
-    _check_bounds(index, self.shape[dim] if self.ndim else 1, dim)
+    if self.ndim > 1 and not self.numel():
+        pass  # torch's CPU kernel has nothing to do
+    elif self.ndim > 1 and dim in (0, self.ndim - 1) and index._data.dtype == np.int64 and alpha == 1:
+        _check_bounds(index, self.shape[dim], dim)  # torch's CPU kernel scatters (scatter's bounds message)
+    else:
+        _check_bounds(index, self.shape[dim] if self.ndim else 1, dim, IndexError, msg="index out of range in self")
     return raw
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
-    dim = _index_add_args(self, dim, index, source)
+    dim = _index_add_args(self, dim, index, source, alpha)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
 
 @public(inplace=_index_add_)
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of input with ``alpha * source`` added at ``index`` along dim (IndexAddBackward0)."""
-    dim = _index_add_args(input, dim, index, source)
+    dim = _index_add_args(input, dim, index, source, alpha)
     return _apply(_index_add, (input, index, source), (dim, alpha, source.ndim))
 
 

@@ -1,0 +1,96 @@
+"""Indexing ops and shape messages at their edges, against torch on the same NumPy inputs (GEN_REPORT classes
+E, I, L, M, Q, V, AH): 0-d operands of the index ops, masked_select of 0-d tensors, nonzero's layout, torch's
+error types and messages, and writes whose input overlaps the written tensor."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from oracle import assert_same, compare_graph
+
+F = np.float64
+
+
+def _run(fn, arrays, grad):
+    """fn(m, *tensors) in both libraries: ((result, inputs) or the error) per library. ``grad``: indices of the
+    float inputs that require grad."""
+    out = []
+    for m in (torch, tl):
+        ts = [m.tensor(a, requires_grad=i in grad) for i, a in enumerate(arrays)]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.append((fn(m, *ts), ts))
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            out.append((type(e), str(e).splitlines()[0] if str(e) else ""))
+    return out
+
+
+def check(fn, *arrays, grad=(), prefix=None):
+    """fn gives torch's result (values, graph, saved values, inputs' _version, gradients of ``grad`` inputs) or
+    torch's error (type and message; ``prefix``: only the message's first ``prefix`` characters)."""
+    (b, bts), (a, ats) = _run(fn, arrays, grad)
+    if isinstance(b, type):
+        assert a is b, (a, b, ats, bts)
+        n = prefix or len(bts)
+        assert isinstance(ats, str) and ats[:n] == bts[:n], (ats, bts)
+        return
+    assert not isinstance(a, type), (a, ats, b)
+    assert_same(a, b)
+    compare_graph(a.grad_fn, b.grad_fn)
+    assert [t._version for t in ats] == [t._version for t in bts]
+    if b.requires_grad:
+        (gb, eb), (ga, ea) = [_grads(m, r, [ts[i] for i in grad]) for m, r, ts in ((torch, b, bts), (tl, a, ats))]
+        assert ea == eb
+        assert_same(ga, gb)
+
+
+def _grads(m, result, inputs):
+    """(gradients of result.sum() w.r.t. the inputs, None) or (None, (error type, message))."""
+    try:
+        return m.autograd.grad(result.sum(), inputs, allow_unused=True), None
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return None, (type(e).__name__, str(e).splitlines()[0])
+
+
+# ----- L: index ops with 0-d operands --------------------------------------------------------------------
+SELF = [np.array(1.5), np.array([1.5]), np.array([1., 2., 3.])]
+INDEX = [np.array(0), np.array(1), np.array([0]), np.array([0, 0]), np.array([-1]), np.array([[0]]),
+         np.array([], np.int64)]
+SRC = [np.array(4.), np.array([4.]), np.array([4., 5.])]
+CASES = [(s, i, d) for s in SELF for i in INDEX for d in (0, -1, 1)]
+
+
+@pytest.mark.parametrize("s,i,dim", CASES)
+def test_gather_select_take_0d(s, i, dim):
+    check(lambda m, x, j: m.gather(x, dim, j), s, i, grad=(0,))
+    check(lambda m, x, j: m.index_select(x, dim, j), s, i, grad=(0,))
+    check(lambda m, x, j: m.take_along_dim(x, j, dim), s, i, grad=(0,))
+    check(lambda m, x, j: m.scatter(x, dim, j, 7.), s, i, grad=(0,))
+
+
+@pytest.mark.parametrize("s,i,dim", CASES)
+def test_scatter_index_add_0d(s, i, dim):
+    for src in SRC:
+        check(lambda m, x, j, y: m.scatter(x, dim, j, y), s, i, src, grad=(0, 2))
+        check(lambda m, x, j, y: m.scatter_add(x, dim, j, y), s, i, src, grad=(0, 2))
+        check(lambda m, x, j, y: m.index_add(x, dim, j, y, alpha=2), s, i, src, grad=(0, 2))
+        check(lambda m, x, j, y: (x * 1).index_add_(dim, j, y), s, i, src, grad=(0, 2))
+        check(lambda m, x, j, y: (x * 1).scatter_(dim, j, y), s, i, src, grad=(0, 2))
+        check(lambda m, x, j, y: x.scatter_add_(dim, j, y), s, i, src)
+
+
+# ----- M: messages of index_select / index_add bounds ----------------------------------------------------
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (0, 3), (2, 0), (0, 2), (2, 1, 3), (2, 2, 2, 2)])
+@pytest.mark.parametrize("index", [[-1], [5], [1, 7, -1], [0], []])
+def test_index_select_bounds(shape, index):
+    idx = np.array(index, np.int64)
+    for dim in range(-len(shape), len(shape)):
+        check(lambda m, x, j: m.index_select(x, dim, j), np.ones(shape), idx, grad=(0,))
+        src = np.ones(shape[:dim % len(shape)] + (len(index),) + shape[dim % len(shape) + 1:])
+        for alpha in (1, 2):  # (an empty self with an index out of range: torch's backward raises, not torchlike's)
+            check(lambda m, x, j, y: m.index_add(x, dim, j, y, alpha=alpha), np.ones(shape), idx, src,
+                  grad=(0, 2) if np.prod(shape) else (0,))
+            check(lambda m, x, j, y: m.index_add(x, dim, j.int(), y, alpha=alpha), np.ones(shape), idx, src)
