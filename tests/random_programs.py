@@ -82,9 +82,6 @@ KNOWN_OPEN = {
     "pointwise_layout": {"why": "GEN_REPORT class H: pointwise ops on a permuted (transposed) input return a "
                                 "row-major result where torch keeps the input's layout (x.t().sin().stride() is "
                                 "(1, 3) in torch): strides are compared on views only"},
-    "masked_select_0d": {"why": "GEN_REPORT class Q: masked_select of 0-d tensors fails with JAX's ValueError "
-                                "(nonzero of a 0-d array)", "when": lambda X, a, b, c: X.name == "masked_select"
-                         and a.dim() == 0},
     "argument_checks": {"why": "GEN_REPORT class R: masked_fill of an int tensor with a value that does not fit "
                                "(nan, inf), atan2_/... with a Python scalar and view() without a shape are not "
                                "refused",

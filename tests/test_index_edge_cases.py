@@ -94,3 +94,32 @@ def test_index_select_bounds(shape, index):
             check(lambda m, x, j, y: m.index_add(x, dim, j, y, alpha=alpha), np.ones(shape), idx, src,
                   grad=(0, 2) if np.prod(shape) else (0,))
             check(lambda m, x, j, y: m.index_add(x, dim, j.int(), y, alpha=alpha), np.ones(shape), idx, src)
+
+
+# ----- Q, V: masked_select of 0-d tensors, and an empty selection under create_graph ----------------------
+MASKS = [np.array(True), np.array(False), np.array([True, False]), np.array([[False], [True]]),
+         np.array([[False], [False]])]
+
+
+@pytest.mark.parametrize("mask", MASKS)
+@pytest.mark.parametrize("x", [np.array(1.5), np.array([1., 2.]), np.array([[0.5], [2.]])])
+def test_masked_select_shapes(x, mask):
+    check(lambda m, a, k: m.masked_select(a, k), x, mask, grad=(0,))
+    check(lambda m, a, k: a.masked_select(k) * 2, x, mask, grad=(0,))
+
+
+@pytest.mark.parametrize("mask", MASKS)
+def test_masked_select_create_graph(mask):
+    """The first-order gradient requires grad (torch's MaskedScatterBackward0), also for an empty selection;
+    the second-order gradient matches."""
+    res = []
+    for m in (torch, tl):
+        x = m.tensor([[0.5], [2.]], requires_grad=True)
+        w = m.masked_select(x, m.tensor(mask)).rsqrt()
+        g, = m.autograd.grad(w.sum(), x, create_graph=True)
+        g2, = m.autograd.grad(g.sum(), x, allow_unused=True) if g.requires_grad else (None,)
+        res.append((g, g.requires_grad, g2))
+    (gb, rb, g2b), (ga, ra, g2a) = res
+    assert ra == rb
+    assert_same(ga, gb)
+    assert_same(g2a, g2b)

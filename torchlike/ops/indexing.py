@@ -894,14 +894,16 @@ def masked_fill(input, mask, value):
     padded=lambda statics: ((_bucket(statics[0]),), 0, statics[0], _bucket(statics[0])))
 def _masked_select(self, mask, *, count):
     shape = jnp.broadcast_shapes(self.shape, mask.shape)
-    return jnp.broadcast_to(self, shape)[jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)]
+    return jnp.broadcast_to(self, shape).reshape(-1)[jnp.nonzero(jnp.broadcast_to(mask, shape).reshape(-1),
+                                                                 size=count)]
 
 
 @_masked_select.derivative
 def _(grad, mask, self_shape, count):
     shape = jnp.broadcast_shapes(self_shape, mask.shape)
-    key = jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)
-    return jnp.zeros(shape, grad.dtype).at[key].add(grad)  # the table sums it back to self's shape
+    key = jnp.nonzero(jnp.broadcast_to(mask, shape).reshape(-1), size=count)
+    out = jnp.zeros(math.prod(shape), grad.dtype).at[key].add(grad).reshape(shape)  # the table sums it to self's
+    return out + grad.sum() if not count else out  # torch's masked_scatter uses grad even when it is empty
 
 
 @public
