@@ -146,8 +146,6 @@ KNOWN_OPEN = {
     "view_grad_mode": {"why": "GEN_REPORT class D: a view made under no_grad of a tensor that requires grad does not "
                               "require grad (torch: it does)",
                        "when": lambda X, a, b, c: X.mode == "no_grad" and X.name in VIEW_OPS},
-    "nonzero_strides": {"why": "GEN_REPORT class E: nonzero/argwhere results are row-major where torch's are "
-                               "column-major (stride (1, n))", "ops": ["nonzero", "argwhere"]},
     "isclose_version": {"why": "GEN_REPORT class F: torch's isclose result is at _version 1 (written in place "
                                "inside), torchlike's at 0", "ops": ["isclose"]},
     "out_missing": {"why": "GEN_REPORT class G: no out= on maximum, clamp, sum, cat, mm, pow, where (TypeError)"},

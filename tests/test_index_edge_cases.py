@@ -82,6 +82,16 @@ def test_scatter_index_add_0d(s, i, dim):
         check(lambda m, x, j, y: x.scatter_add_(dim, j, y), s, i, src)
 
 
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gather_scatter_2d(dim):
+    x, i, src = np.arange(6.).reshape(2, 3), np.array([[1, 0], [0, 1]]), np.arange(10., 16.).reshape(2, 3)
+    check(lambda m, a, j: m.gather(a, dim, j), x, i, grad=(0,))
+    check(lambda m, a, j: m.take_along_dim(a, j, dim), x, i, grad=(0,))
+    check(lambda m, a, j, b: m.scatter_add(a, dim, j, b[:, :2]), x, i, src, grad=(0, 2))
+    check(lambda m, a, j, b: m.scatter(a, dim, j, b[:, :2].contiguous()), x, i, src, grad=(0, 2))
+    check(lambda m, a, j, b: m.scatter(a, dim, j, b), x, i, src, grad=(0, 2))  # torch's backward refuses src
+
 # ----- M: messages of index_select / index_add bounds ----------------------------------------------------
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (0, 3), (2, 0), (0, 2), (2, 1, 3), (2, 2, 2, 2)])
 @pytest.mark.parametrize("index", [[-1], [5], [1, 7, -1], [0], []])
@@ -123,3 +133,26 @@ def test_masked_select_create_graph(mask):
     assert ra == rb
     assert_same(ga, gb)
     assert_same(g2a, g2b)
+
+
+# ----- E: nonzero / argwhere results are column-major -------------------------------------------------------
+def _outcome(f, t):
+    try:
+        return f(t)
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return type(e), str(e).splitlines()[0]
+
+
+@pytest.mark.parametrize("x", [np.array([[1, 0, 1], [1, 1, 0]]), np.zeros((2, 3)), np.array(1), np.array(0),
+                               np.array([0., 2., 3.]), np.array([[[True], [False]]])])
+@pytest.mark.parametrize("name", ["nonzero", "argwhere"])
+def test_nonzero_layout(x, name):
+    for f in (lambda t: t, lambda t: t.view(-1), lambda t: t.t().view(-1), lambda t: t.reshape(-1),
+              lambda t: t.add_(1), lambda t: t[:, :1].mul_(3) and t, lambda t: t.contiguous(),
+              lambda t: t.t()):
+        b, a = [_outcome(f, getattr(m, name)(m.tensor(x))) for m in (torch, tl)]
+        if isinstance(b, tuple):
+            assert a == b
+        else:
+            assert_same(a, b)
+            assert (a.stride(), a.is_contiguous(), a._version) == (b.stride(), b.is_contiguous(), b._version)

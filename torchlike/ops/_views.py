@@ -92,6 +92,16 @@ def _set_data(self, value):
 public(_get_data, name="data", function=False, method=property(_get_data, _set_data))
 
 
+def _laid_out(t, memory, strides):
+    """Give the fresh tensor ``t`` torch's layout ``strides``: its storage holds ``memory`` (its elements in
+    memory order), e.g. nonzero's column-major result."""
+    storage = _Storage(t)
+    storage.data = memory
+    storage.members = []
+    _join(t, storage, (t._data.aval.shape, tuple(strides), 0))
+    return t
+
+
 # ----- reading and writing through a geometry ------------------------------------------------------------
 def _flat_index(size, stride, offset):
     idx = jnp.full(size, offset, jnp.int64)
@@ -320,7 +330,7 @@ def _check_view_inplace(target):
 
 def _overlaps(geom):
     """Whether a geometry reaches one storage element from several of its elements (an expanded tensor)."""
-    return geom is not None and any(s == 0 and n > 1 for n, s in zip(geom[0], geom[1]))
+    return geom is not None and any(s == 0 and n > 1 for n, s in zip(geom[0], geom[1])) and 0 not in geom[0]
 
 
 def _check_overlap(target, allowed=None):

@@ -26,7 +26,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
-from ._views import _view_apply, _overlaps
+from ._views import _view_apply, _overlaps, _laid_out
 from ._bind import public
 from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
 
@@ -111,6 +111,11 @@ def _crop(shape):
 def _ne(shape):
     """torch's ensure_nonempty sizes: a 0-d tensor counts as one of size [1] (scatter/gather/index ops)."""
     return tuple(shape) or (1,)
+
+
+def _nonempty(*arrays):
+    """The arrays with 0-d ones as [1] (torch's scatter/gather kernels see them so)."""
+    return [a.reshape(_ne(a.shape)) for a in arrays]
 
 
 def _no_dims(dim):
@@ -594,8 +599,8 @@ def _gather(self, index, *, dim, sparse_grad):
 
 @_gather.derivative
 def _(grad, index, self_shape, dim):
-    key = _grid(index.reshape(_ne(index.shape)), dim)
-    return jnp.zeros(_ne(self_shape), grad.dtype).at[key].add(grad.reshape(key[0].shape)).reshape(self_shape)
+    g, i = _nonempty(grad, index)
+    return jnp.zeros(_ne(self_shape), grad.dtype).at[_grid(i, dim)].add(g).reshape(self_shape)
 
 
 def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
@@ -674,11 +679,6 @@ def _src_grad(name, src_shape, index):
         pass
     raise RuntimeError(f"Function {name} returned an invalid gradient at index 1 - got {list(index.shape)} but "
                        f"expected shape compatible with {list(src_shape)}")
-
-
-def _nonempty(*arrays):
-    """The arrays with 0-d ones as [1] (torch's scatter/gather kernels see them so)."""
-    return [a.reshape(_ne(a.shape)) for a in arrays]
 
 
 @op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",), attrs=("dim",), unsigned=("dim",))
@@ -924,7 +924,8 @@ def nonzero(input, *, as_tuple=False):
     a = _host(input)
     if as_tuple:
         return tuple(_wrap(jnp.asarray(i, jnp.int64)) for i in np.nonzero(np.atleast_1d(a)))
-    return _wrap(jnp.asarray(np.argwhere(a), jnp.int64))
+    cols = np.argwhere(a).astype(np.int64)
+    return _laid_out(_wrap(jnp.asarray(cols)), jnp.asarray(cols.T), (1, len(cols)))  # torch's column-major result
 
 
 @public
