@@ -90,8 +90,6 @@ KNOWN_OPEN = {
     "int_zero_division": {"why": "GEN_REPORT class S: integer remainder/floor_divide/fmod by zero return a value "
                                  "where torch raises RuntimeError('ZeroDivisionError')",
                           "torch_error": r"ZeroDivisionError"},
-    "expand_message": {"why": "GEN_REPORT class M: expand's error names the tensor torch.BoolTensor{[3]} "
-                              "(torch: CPUBoolType{[3]})", "torch_error": r"expand\(CPU"},
     "conj_view": {"why": "GEN_REPORT class W: conj of a complex tensor is not a view (torch: _is_view() is True)",
                   "when": lambda X, a, b, c: X.name == "conj" and _is(a, "complex")},
     "angle": {"why": "GEN_REPORT class X: angle(-0.0) is pi (torch: 0), and angle of a 0-d float32 tensor is "
@@ -109,8 +107,6 @@ KNOWN_OPEN = {
                                "(torch: 'unsupported operation: some elements of the input tensor and the written-to "
                                "tensor refer to a single memory location')",
                         "torch_error": r"refer to a single memory location", "in_ops": ["scatter_", "scatter_add_"]},
-    "split_message": {"why": "GEN_REPORT class AI: split of a 0-d tensor with a list of sizes says split_with_sizes "
-                             "(torch: split)", "torch_error": r"split expects at least a 1-dimensional"},
     "inplace_bitwise_dunders": {"why": "GEN_REPORT class AJ: Tensor has no __iand__/__ior__/__ixor__: x &= y rebinds x "
                                        "to a new tensor (torch: in place, version bumped)", "ops": ["iand"]},
     "scatter_add_bool": {"why": "GEN_REPORT class AT: scatter_add of bool tensors raises JAX's TypeError (torch: "

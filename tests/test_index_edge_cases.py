@@ -156,3 +156,39 @@ def test_nonzero_layout(x, name):
         else:
             assert_same(a, b)
             assert (a.stride(), a.is_contiguous(), a._version) == (b.stride(), b.is_contiguous(), b._version)
+
+
+# ----- M: torch's spelling of a tensor type in messages, split / unflatten messages -----------------------------
+DTYPES = ["float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+          "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_type_names_in_messages(dtype):
+    """expand's message and the saved-tensor version error: torch.FloatTensor for the eight legacy types,
+    CPUBoolType / CPUComplexDoubleType / CPUBFloat16Type for the others."""
+    check(lambda m, x: x.to(getattr(m, dtype)).expand(()), np.zeros(3))
+    check(lambda m, x: m.addmm(x.to(getattr(m, dtype)), m.ones(2, 2), m.ones(2, 2)), np.zeros((2, 2, 2)))
+    if dtype in ("float64", "float32", "complex64", "complex128", "bfloat16", "float16"):
+        for read in (lambda z: z.grad_fn._saved_self, lambda z: z.abs().sum().backward()):
+            def fn(m, x):
+                y = x.to(getattr(m, dtype)) * 1
+                z = y.sin()
+                y.mul_(2)
+                return read(z)
+            check(fn, np.ones((2, 3)), grad=(0,))
+
+
+@pytest.mark.parametrize("x", [np.array(1.), np.ones(1), np.ones(3), np.ones(0), np.ones(4), np.ones((2, 1))])
+@pytest.mark.parametrize("sizes", [(1,), (1, 1), (-1,), (2,), (), (-1, -1), (-1, 0), (0, -1), (-2, 1), (2, -1)])
+def test_unflatten_messages(x, sizes):
+    for dim in (0, -1, 1):
+        check(lambda m, a: a.unflatten(dim, sizes), x, grad=(0,))
+        check(lambda m, a: m.unflatten(a, dim, sizes), x)
+
+
+@pytest.mark.parametrize("x", [np.array(1.), np.ones(3)])
+@pytest.mark.parametrize("split", [[1], (1, 2), 1, [3], [-1, 4]])
+def test_split_messages(x, split):
+    check(lambda m, a: m.split(a, split, 0)[0], x, grad=(0,))
+    check(lambda m, a: a.split(split)[-1], x, grad=(0,))

@@ -12,7 +12,7 @@ import numpy as np
 import opt_einsum as _opt_einsum  # torch's contraction path for einsum of 3+ operands
 
 from .. import _dtype
-from .._tensor import Tensor, _type_string
+from .._tensor import Tensor, _type_string, _message_type
 from ._registry import OpDef, op, _apply
 from ._bind import public
 from .shape import _unsafe_view, _squeeze_dim_
@@ -299,7 +299,7 @@ def _check_expand(t, target):
     shape = tuple(t.shape)
     lead = len(target) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand({_type_string(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): the number "
+        raise RuntimeError(f"expand({_message_type(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): the number "
                            f"of sizes provided ({len(target)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({len(shape)})")
     for i, s in enumerate(shape):
