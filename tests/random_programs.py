@@ -61,12 +61,6 @@ KNOWN_OPEN = {
                                  "than self (x.ge_(y), x &= y) is not refused, or refused after another check",
                           "torch_error": r"doesn't match the broadcast shape",
                           "when": lambda X, a, b, c: X.name in INPLACE_BINARY + INPLACE_OTHER and _grows(a, b)},
-    "broadcast_message": {"why": "GEN_REPORT class I: logical_*/bitwise_* (and &, |, ^) of shapes that do not "
-                                 "broadcast raise JAX's ValueError/TypeError, not torch's RuntimeError; rsub names "
-                                 "the sizes in the other order",
-                          "torch_error": r"must match the size of tensor b",
-                          "in_ops": ["logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-                                     "bitwise_xor", "iand", "and_s", "rsub", "allclose"]},
     "inference_mode": {"why": "GEN_REPORT class D: tensors made under inference_mode track a version counter (torch: "
                               "reading _version raises) and views of normal tensors made there are inference tensors",
                        "when": lambda X, a, b, c: X.mode == "inference_mode"},

@@ -21,7 +21,7 @@ from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
 from ._views import _commit
 from ._bind import public, _type_name
-from ._util import _broadcast_shape
+from ._util import _broadcast_shape, _check_broadcast
 from .shape import _select
 
 # ----- helpers -----------------------------------------------------------------------------------------
@@ -1090,7 +1090,12 @@ def rsub(input, other, *, alpha=1):
     if alpha != 1:
         _check_alpha(dt, alpha)
     entry = _rsub_tensor if _is_tensor_operand(other) else _rsub_scalar
-    return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
+    try:
+        return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
+    except RuntimeError:
+        if entry is _rsub_tensor:  # torch computes other - input: its broadcast error names them in that order
+            _check_broadcast([_wrap_scalar(other)._data, _wrap_scalar(input)._data])
+        raise
 
 
 def _mul_(self, other):
@@ -1538,7 +1543,12 @@ def _nondiff(name, fn, dunders=()):
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in "biu":
                 raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dt)}\'')
-        return _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        try:
+            return _wrap(jitted(*arrays))
+        except (TypeError, ValueError):  # JAX's shape errors: torch's when the operands do not broadcast
+            _check_broadcast([a for a in arrays if hasattr(a, "shape")])
+            raise
     call.__name__ = name
     call.__doc__ = f"Elementwise {name} (no gradient)."
     return public(call, dunders=dunders)
@@ -1596,13 +1606,17 @@ bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "_
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether all elements are close: |input - other| <= atol + rtol * |other|."""
-    return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
 @public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
-    return _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        return _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError:  # torch's error when the operands do not broadcast
+        _check_broadcast([input._data, other._data])
+        raise
 
 
 @public
