@@ -97,10 +97,6 @@ KNOWN_OPEN = {
                               "torch_error": r"Autograd not support dtype"},
     "round_decimals": {"why": "GEN_REPORT class AG: round(x, decimals=0) records RoundBackward0 (torch: "
                               "RoundBackward1)", "ops": ["round_d"]},
-    "scatter_overlap": {"why": "GEN_REPORT class AH: scatter_/scatter_add_ whose src overlaps self are not refused "
-                               "(torch: 'unsupported operation: some elements of the input tensor and the written-to "
-                               "tensor refer to a single memory location')",
-                        "torch_error": r"refer to a single memory location", "in_ops": ["scatter_", "scatter_add_"]},
     "inplace_bitwise_dunders": {"why": "GEN_REPORT class AJ: Tensor has no __iand__/__ior__/__ixor__: x &= y rebinds x "
                                        "to a new tensor (torch: in place, version bumped)", "ops": ["iand"]},
     "scatter_add_bool": {"why": "GEN_REPORT class AT: scatter_add of bool tensors raises JAX's TypeError (torch: "

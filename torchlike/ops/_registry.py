@@ -540,6 +540,8 @@ def _apply_inplace(op, target, args, statics, overlap=None):
     ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
     _check_inplace(target, overlap)
+    if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
+        _views._check_input_overlap(target, args[1:])
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:

@@ -26,7 +26,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
-from ._views import _view_apply, _overlaps, _laid_out
+from ._views import _view_apply, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
 from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
 
@@ -484,6 +484,7 @@ def _setitem_op(name, n):
                       dynamic=("step_ints",))
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec") + names))
         _setitem_ops[(name, n)] = entry
+        _OWN_INPUT_CHECK.add(entry)  # _setitem checks as torch's copy_ / fill_ / index_put_ / masked_fill_
     return entry
 
 
@@ -553,6 +554,11 @@ def _setitem(self, index, value):
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
+    parts = [(_STEP_OPS[kind], tuple(args)) for kind, *args in steps]  # torch writes into self[basic index]
+    if tensors and overlap == ("index_put_",):  # index_put_: no overlap at all with the value or the indices
+        _check_input_overlap(self, (value, *tensors), True, parts)
+    elif tensors or value.ndim:  # masked_fill_ (the mask; it reads the value with item()) or copy_ (not fill_)
+        _check_input_overlap(self, tensors or (value,), False, parts)
     struct, ints = _split_steps(steps)
     _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (struct, spec, False, ints), overlap)
 
@@ -740,6 +746,7 @@ def _scatter_(self, dim, index, src=None, *, value=None):
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
+    _check_input_overlap(self, (index, src), strict=True)
     if isinstance(src, Tensor):
         return _apply_inplace(_scatter_src, self, (self, index, src), (dim,))
     return _apply_inplace(_scatter_value, self, (self, index, _scalar(src)), (dim,))
@@ -759,6 +766,7 @@ def scatter(input, dim, index, src=None, *, value=None):
 
 def _scatter_add_(self, dim, index, src):
     dim = _scatter_args(self, dim, index, src)
+    _check_input_overlap(self, (index, src), strict=True)
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
 
 
@@ -828,6 +836,7 @@ def _index_add_args(self, dim, index, source, alpha=1):
 
 def _index_add_(self, dim, index, source, *, alpha=1):
     dim = _index_add_args(self, dim, index, source, alpha)
+    _check_input_overlap(self, (index, source), strict=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
 
@@ -878,7 +887,11 @@ def _masked_fill_(self, mask, value):
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
+    _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item())
     return _apply_inplace(entry, self, (self, mask, value), (), ("masked_fill_",))
+
+
+_OWN_INPUT_CHECK.update((_scatter_src, _scatter_value, _scatter_add, _index_add, _masked_fill, _masked_fill_t))
 
 
 @public(inplace=_masked_fill_)

@@ -19,7 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef
-from ._views import _commit
+from ._views import _commit, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public, _type_name
 from ._util import _broadcast_shape, _check_broadcast
 from .shape import _select
@@ -135,6 +135,7 @@ def _write_out(name, result, out, inputs):
     if _gm._state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
         raise RuntimeError(_OUT_MSG.format(name))
     _check_inplace(out)
+    _check_input_overlap(out, inputs)
     data = result._data
     if data.dtype != out._data.dtype:
         data = _cast(data, out._data.dtype)
@@ -1576,6 +1577,7 @@ def _cmp(name, jfn, dunder, aliases=()):
     def fn_(self, other):
         res = fn(self, other)
         _check_inplace(self)
+        _check_input_overlap(self, (other,))
         _commit(self, _cast(res._data, self._data.dtype))
         return self
     return public(fn, aliases=aliases, inplace=fn_, dunders=((dunder, compare),))
@@ -1650,6 +1652,9 @@ def _(grad):
 @op("FillBackward3", save=(), attrs=(), const_grads=(0,))  # self's gradient is zeros; value's follows grad
 def _fill_tensor(self, value):
     return jnp.full_like(self, value.astype(self.dtype))
+
+
+_OWN_INPUT_CHECK.add(_fill_tensor)  # torch reads the value with item(): it may share self's memory
 
 
 @_fill_tensor.derivative
