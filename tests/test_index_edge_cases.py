@@ -208,12 +208,8 @@ BINARY = {
 
 @pytest.mark.parametrize("name", BINARY)
 @pytest.mark.parametrize("shapes", [((2, 3), (2,)), ((2,), (2, 3)), ((3, 1, 2), (4, 3)), ((2, 3), (1, 3))])
-@pytest.mark.parametrize("dtype", [np.int64, np.bool_, np.float64])
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_, np.float64, np.complex64])
 def test_broadcast_errors(name, shapes, dtype):
-    if dtype is np.float64 and name.startswith(("bitwise", "and", "or", "xor")):
-        return  # dtype refusals: another class
-    if dtype is np.bool_ and name.startswith("rsub"):
-        return
     a, b = (np.arange(np.prod(s)).reshape(s).astype(dtype) for s in shapes)
     check(BINARY[name], a, b)
 
@@ -306,3 +302,22 @@ def test_overlap_after_leaf_check(name):
         OVERLAP[name](m, x)
         return x
     check(fn, np.arange(4.), grad=(0,))
+
+
+# ----- U: which failing node reports first -------------------------------------------------------------------
+@pytest.mark.parametrize("op", ["floor_divide", "remainder_scalar"])
+def test_not_implemented_node_runs_first(op):
+    """torch's NotImplemented nodes (and AccumulateGrad) have sequence number UINT64_MAX: the engine runs them
+    first, so their error comes before another node's saved-tensor version error."""
+    def fn(m, a):
+        b = m.tensor([[3.], [4.]])
+        p = m.floor_divide(b, a) if op == "floor_divide" else m.remainder(3., a)
+        q = m.fmod(b, a)
+        with m.no_grad():
+            a.mul_(0.5)
+        return p.sum() + q.sum()
+    check(fn, np.array([[1.], [2.]]), grad=(0,), saved=False)  # (reading _saved_other raises)
+    for m in (torch, tl):
+        a = m.tensor([[1.], [2.]], requires_grad=True)
+        seqs = [(a * 1).grad_fn.next_functions[0][0]._sequence_nr(), m.floor_divide(m.ones(1), a).grad_fn._sequence_nr()]
+        assert seqs == [2 ** 64 - 1] * 2

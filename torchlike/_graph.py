@@ -7,7 +7,6 @@ Tensor <-> Node reference cycle: a graph is freed the moment its last output ten
 """
 import collections
 import itertools
-import sys
 import threading
 import weakref
 
@@ -127,7 +126,7 @@ class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
     _name = "torch::autograd::AccumulateGrad"
-    _seq = sys.maxsize  # torch gives it UINT64_MAX: ready accumulators run first
+    _seq = (1 << 64) - 1  # torch gives it UINT64_MAX: ready accumulators run first
 
     def __init__(self, variable):
         self.variable = variable

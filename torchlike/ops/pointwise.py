@@ -881,13 +881,26 @@ def _(grad):
 
 
 
+class _MaxSeq:
+    """The sequence number of torch's NotImplemented nodes, UINT64_MAX: the engine runs them (and raises) first."""
+
+    def __get__(self, node, cls):
+        return (1 << 64) - 1
+
+    def __set__(self, node, value):
+        pass
+
+
 def _not_implemented(aten_name, forward):
     """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
     def derivative(grad):
         raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
-    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative,
-                         nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
-            for diff in ((True, True), (True, False), (False, True))}
+    entries = {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative,
+                            nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
+               for diff in ((True, True), (True, False), (False, True))}
+    for entry in entries.values():
+        entry.node_cls._seq = _MaxSeq()
+    return entries
 
 
 def _needs(a, b):
@@ -1543,6 +1556,7 @@ def _nondiff(name, fn, dunders=()):
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in "biu":
+                _check_broadcast([a._data for a in args if isinstance(a, Tensor)])  # torch checks shapes first
                 raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dt)}\'')
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         try:
