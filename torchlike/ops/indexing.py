@@ -600,7 +600,8 @@ def index_select(input, dim, index):
 
 @op("GatherBackward0", save=("self", "index"), nondiff=("index",), attrs=("dim", "sparse_grad"), unsigned=("dim",))
 def _gather(self, index, *, dim, sparse_grad):
-    return self.reshape(_ne(self.shape))[_grid(index.reshape(_ne(index.shape)), dim)].reshape(index.shape)
+    s, i = _nonempty(self, index)
+    return s[_grid(i, dim)].reshape(index.shape)
 
 
 @_gather.derivative
