@@ -321,3 +321,10 @@ def test_not_implemented_node_runs_first(op):
         a = m.tensor([[1.], [2.]], requires_grad=True)
         seqs = [(a * 1).grad_fn.next_functions[0][0]._sequence_nr(), m.floor_divide(m.ones(1), a).grad_fn._sequence_nr()]
         assert seqs == [2 ** 64 - 1] * 2
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (1, 1, 3), (2, 3), (1, 2), (3, 1)])
+def test_setitem_shape_message(shape):
+    """torch names the value's shape without its leading ones (it views it so before index_put_)."""
+    check(lambda m, x, v: (x.__setitem__(x == 0, v), x)[1], np.zeros((2, 3)), np.ones(shape))
+    check(lambda m, x, v: (x.__setitem__(m.tensor([0, 1]), v), x)[1], np.zeros((2, 3)), np.ones((1,) + shape))

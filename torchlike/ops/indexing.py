@@ -526,7 +526,7 @@ def _setitem(self, index, value):
             if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
                 raise ValueError
         except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(value.shape)} cannot be "
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(stripped)} cannot be "
                                f"broadcast to indexing result of shape {_shape_str(target)}") from None
         masks = [t for t, s in zip(tensors, [s for s in spec if s is not None]) if s >= 0]
         if value._data.size == 1 and len(masks) == len(tensors) == 1:
