@@ -1,4 +1,6 @@
 """Helpers for checking torchlike against real torch on the same NumPy inputs."""
+import warnings
+
 import numpy as np
 import torch
 
@@ -95,3 +97,21 @@ def compare_graph(a, b, check_saved=True, seen=None):
     for (na, ia), (nb, ib) in zip(a.next_functions, b.next_functions):
         assert ia == ib, (a.name(), ia, ib)
         compare_graph(na, nb, check_saved, seen)
+
+
+def error_of(fn):
+    """(type name, first line of the message) of the exception ``fn()`` raises (warnings silenced), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn()
+    except Exception as e:  # noqa: BLE001 - any error is an outcome to compare
+        return type(e).__name__, str(e).splitlines()[0]
+    return None
+
+
+def assert_same_error(case):
+    """``case(lib)`` raises in torch, and raises the same type with the same first line in torchlike."""
+    expected = error_of(lambda: case(torch))
+    assert expected is not None, "torch raised nothing"
+    assert error_of(lambda: case(tl)) == expected

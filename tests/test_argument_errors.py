@@ -366,6 +366,8 @@ def _notation(sig):
 # names whose torch signature torchlike does not use: one torchlike function serves torch.celu and F.celu (with
 # ``inplace``), and torch.selu and F.selu; torch's Python functions and the methods they call are parsed apart
 NOT_FROM_TORCHGEN = {("function", "celu"), ("function", "selu"), ("function", "einsum"), ("function", "norm"),
+                     *{("function", n) for n in ("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors",
+                                                 "meshgrid", "cartesian_prod")},
                      ("function", "split"), ("method", "norm"), ("method", "split")}
 
 

@@ -141,3 +141,40 @@ def test_mask_reads_compile_a_bounded_number_of_times(caplog):
     counts = {(int((a > 0.3).sum()), int((a > 1.0).sum())) for a in arrays}
     assert len(counts) >= 12  # the masks have many different counts of True values ...
     assert len(programs) <= 3 * 2 * 4  # ... yet 3 reads x (forward, backward) x at most 4 padded sizes compile
+
+
+@pytest.mark.parametrize("make", [lambda ps: tl.optim.Adam(ps, lr=0.01), lambda ps: tl.optim.SGD(ps, lr=0.1, momentum=0.9)])
+def test_optimizer_steps_after_the_first_compile_nothing(make):
+    # optimizer state made with zeros_like(param) and the gradient's seed stay uncommitted, as JAX's own results:
+    # a program called with committed and then uncommitted arrays compiles twice
+    model = tl.nn.Sequential(tl.nn.Linear(7, 5), tl.nn.ReLU(), tl.nn.Linear(5, 3))
+    opt = make(model.parameters())
+    x = tl.tensor(np.ones((6, 7), np.float32))
+
+    def step():
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    assert _traced_programs(step) > 0
+    assert _traced_programs(step) == 0 and _traced_programs(step) == 0
+
+
+def test_tensors_from_host_data_build_no_program():
+    # jnp.asarray of a NumPy array builds a program per shape (lax.stage); device_put builds none
+    for shape in ((3, 29), (29, 3, 2), (31,)):
+        data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        assert _traced_programs(lambda: (tl.tensor(data), tl.from_numpy(data), tl.as_tensor(data), tl.zeros(shape),
+                                         tl.ones(shape, dtype=tl.int64), tl.full(shape, 2.5), tl.empty(shape),
+                                         tl.arange(shape[0]), tl.linspace(0, 1, shape[0]))) == 0
+
+
+def test_random_draws_of_new_shapes_reuse_the_sampler():
+    # jax.random's samplers take up to seconds to compile: they run at a power-of-two size, cut to shape
+    tl.randn(17, 3), tl.rand(50), tl.randint(0, 5, (33,)), tl.nn.init.uniform_(tl.empty(40), -1.0, 2.0)
+    for make in (lambda: tl.randn(5, 9), lambda: tl.rand(7, 7), lambda: tl.randint(2, 9, (6, 6)),
+                 lambda: tl.nn.init.uniform_(tl.empty(3, 13), 0.5, 0.75)):
+        assert _traced_programs(make) <= 1  # only the cut to the new shape
+    x = tl.nn.init.uniform_(tl.empty(3, 13), 0.5, 0.75)
+    assert x.shape == (3, 13) and 0.5 <= x.min().item() and x.max().item() < 0.75
+    r = tl.randint(2, 9, (6, 6))
+    assert r.dtype == tl.int64 and 2 <= r.min().item() and r.max().item() < 9

@@ -707,3 +707,27 @@ def test_default_initialisations():
     assert not np.asarray(mha.in_proj_bias._data).any() and not np.asarray(mha.out_proj.bias._data).any()
     assert np.abs(np.asarray(mha.out_proj.weight._data)).max() <= 1 / np.sqrt(EMB)
     assert np.asarray(mha.bias_k._data).std() > 0 and np.asarray(mha.bias_v._data).std() > 0  # xavier_normal_
+
+
+def test_flatten_and_unflatten_modules_as_torchs():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for make in (lambda m: m.nn.Flatten(), lambda m: m.nn.Flatten(0, 1), lambda m: m.nn.Unflatten(2, (2, 2)),
+                 lambda m: m.nn.Sequential(m.nn.Flatten(), m.nn.Unflatten(1, [3, 4]))):
+        outs = []
+        for m in (torch, tl):
+            mod = make(m)
+            t = m.tensor(x, requires_grad=True)
+            y = mod(t)
+            y.sum().backward()
+            outs.append((repr(mod), tuple(y.shape), y.grad_fn.name(), y.detach().numpy(), t.grad.numpy()))
+        assert outs[0][:3] == outs[1][:3]
+        np.testing.assert_array_equal(outs[0][3], outs[1][3])
+        np.testing.assert_array_equal(outs[0][4], outs[1][4])
+    for bad in ((1, [2.0]), (1, 6)):
+        errs = []
+        for m in (torch, tl):
+            try:
+                m.nn.Unflatten(*bad)
+            except TypeError as e:
+                errs.append(str(e))
+        assert len(errs) == 2 and errs[0] == errs[1]

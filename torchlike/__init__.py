@@ -5,6 +5,7 @@ Importing it turns on JAX's 64-bit mode (``jax_enable_x64``): torch's defaults n
 dtype explicitly, so float32 stays the default float. In your own JAX code, ``jnp.array([1.0])`` is
 float64 and ``jnp.arange(3)`` int64 from then on: pass dtypes explicitly if you need 32-bit.
 """
+import builtins as _builtins
 import os as _os
 
 import jax as _jax
@@ -48,12 +49,21 @@ from .ops.reduction import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
 from .ops.indexing import *  # noqa: E402,F401,F403
+from .ops.sorting import *  # noqa: E402,F401,F403
+from .ops.other import *  # noqa: E402,F401,F403
+from .ops.sampling import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from .utils import data as _data  # noqa: E402,F401  (torchlike.utils.data, as torch.utils.data)
+from . import version  # noqa: E402,F401
+from .version import __version__  # noqa: E402,F401
+from ._device import set_default_device, get_default_device  # noqa: E402,F401
+from . import accelerator, amp, backends, cuda, profiler  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 
 def result_type(tensor1, tensor2):
@@ -74,3 +84,39 @@ def is_floating_point(input):
 
 def is_complex(input):
     return input.is_complex()
+
+
+_deterministic = {"mode": False, "warn_only": False}
+_threads = [None]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Record torch's determinism setting (XLA's CPU kernels are deterministic already)."""
+    if not isinstance(mode, _builtins.bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
+    _deterministic.update(mode=mode, warn_only=_builtins.bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled():
+    """Whether ``use_deterministic_algorithms(True)`` is in force."""
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Whether determinism was asked with ``warn_only=True``."""
+    return _deterministic["mode"] and _deterministic["warn_only"]
+
+
+def set_num_threads(int):  # noqa: A002 - torch's parameter name
+    """Record the intra-op thread count (XLA sizes its CPU thread pool once, at start-up)."""
+    if not isinstance(int, _builtins.int) or isinstance(int, _builtins.bool):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(int).__name__}")
+    if int <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _threads[0] = int
+
+
+def get_num_threads():
+    """The thread count set by ``set_num_threads``, else the CPUs this process may use."""
+    return _threads[0] or len(_os.sched_getaffinity(0))

@@ -12,6 +12,7 @@ import jax
 
 _TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
                 "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_NOT_LINKED = ("mps", "hip", "xla", "ipu", "vulkan", "ve", "fpga", "maia", "mkldnn", "opengl", "opencl", "ideep")
 _JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "tpu": "tpu"}
 _TORCH_TYPE = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu": "tpu"}
 _DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?")
@@ -82,6 +83,10 @@ class device:
         """The jax.Device this names; torch's error when the platform is absent."""
         platform = _JAX_PLATFORM.get(self.type)
         if platform is None:
+            if self.type == "xpu":
+                raise AssertionError("Torch not compiled with XPU enabled")
+            if self.type in _NOT_LINKED:  # torch's CPU build's error for moving a tensor there
+                raise RuntimeError(f"PyTorch is not linked with support for {self.type} devices")
             raise RuntimeError(f"torchlike cannot hold tensors on device type '{self.type}'")
         try:
             devices = jax.devices(platform)
@@ -121,3 +126,24 @@ def _device_of(array):
     except Exception:  # a tracer inside jit/vmap/grad
         return _device_of_jax(jax.devices()[0])
     return _device_of_jax(next(iter(devs)))
+
+
+_default = [None]  # the device set by set_default_device (None: cpu)
+
+
+def set_default_device(device):
+    """Set the device ``get_default_device`` reports (``None``: cpu). Creation functions make tensors on JAX's
+    default device, so only cpu (and an accelerator JAX defaults to) can be set: another device raises torch's
+    error for it here (torch raises it at the next tensor creation)."""
+    d = None if device is None else _as_device(device)
+    if d is not None and d.type != "cpu":
+        jd = d._jax_device()
+        if jd != jax.devices()[0]:
+            raise RuntimeError(f"torchlike creates tensors on JAX's default device: {device} cannot be the default")
+    _default[0] = d
+
+
+def get_default_device():
+    """The device set by ``set_default_device`` (cpu unless set), as torch's."""
+    d = _default[0]
+    return device("cpu") if d is None else d

@@ -502,8 +502,8 @@ class Tensor:
 
 
 def _rebuild(array, requires_grad):
-    import jax.numpy as jnp
-    t = _wrap(jnp.asarray(array))
+    import jax
+    t = _wrap(jax.device_put(array))  # no XLA program per shape, as jnp.asarray would build
     t._requires_grad = requires_grad
     return t
 

@@ -20,6 +20,8 @@ from . import graph
 from . import forward_ad
 from .function import Function, once_differentiable
 from . import functional
+from . import profiler
+from .variable import Variable
 from .gradcheck import gradcheck, gradgradcheck  # shadows the submodule, as torch
 from .._anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import _run_backward
@@ -28,7 +30,8 @@ from .._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_infer
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled",
-           "is_multithreading_enabled", "detect_anomaly", "set_detect_anomaly", "graph", "Function", "once_differentiable"]
+           "is_multithreading_enabled", "detect_anomaly", "set_detect_anomaly", "graph", "Function", "once_differentiable",
+           "Variable"]
 
 _CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
@@ -81,12 +84,15 @@ def _ones(data):
     """A ones array like ``data`` (the implicit gradient of a scalar output), cached: arrays are immutable."""
     if isinstance(data, _Tracer):
         return jnp.ones(data.shape, data.dtype)
-    key = (data.aval, data.sharding)
+    key = (data.aval, data.sharding, data.committed)
     a = _ones_cache.get(key)
     if a is None:
         if len(_ones_cache) > 256:
             _ones_cache.clear()
-        a = _ones_cache[key] = jax.device_put(jnp.ones(data.shape, data.dtype), data.sharding)
+        # committed only where data is: a committed seed commits the gradients, and a jitted program called with
+        # committed and then uncommitted arrays compiles twice (the optimizer's step after its first)
+        a = jax.device_put(jnp.ones(data.shape, data.dtype), data.sharding if data.committed else None)
+        _ones_cache[key] = a
     return a
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from .._internal import OpDef, OpNode, apply, apply_inplace, broadcast_batch, grad_enabled, op, type_word, wrap
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
 from ..ops import shape as _shape
+from ..ops import _registry
 from ..ops._record import interpose
 
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
@@ -84,6 +85,8 @@ def _fused_linear_ok(input, weight, bias):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (AddmmBackward0 / MmBackward0 / views)."""
+    if _registry._composite_cast is not None:  # autocast casts linear's operands before its decomposition
+        input, weight, bias = _registry._composite_cast("linear", (input, weight, bias))
     if bias is not None and _fused_linear_ok(input, weight, bias):
         out = apply(_linear_addmm, (bias, input, weight), (1, 1))
         if out._grad_fn is not None:

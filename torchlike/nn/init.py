@@ -21,26 +21,6 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
            "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 
-# ----- jitted samplers (bounds are traced, so new bounds do not recompile) ----------------------------------
-@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
-def _uniform_sample(key, low, high, *, shape, dtype):
-    return jax.random.uniform(key, shape, jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype,
-                              low, high).astype(dtype)
-
-
-@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
-def _normal_sample(key, mean, std, *, shape, dtype):
-    return (mean + std * jax.random.normal(key, shape, jnp.float32 if dtype in (jnp.float16, jnp.bfloat16)
-                                           else dtype)).astype(dtype)
-
-
-@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
-def _trunc_normal_sample(key, mean, std, a, b, *, shape, dtype):
-    work = jnp.float64 if dtype == jnp.float64 else jnp.float32
-    z = jax.random.truncated_normal(key, (a - mean) / std, (b - mean) / std, shape, work)
-    return jnp.clip(mean + std * z, a, b).astype(dtype)
-
-
 def _float_kind(tensor, kernel):
     d = tensor._data.dtype
     if d.kind not in "fV":
@@ -65,7 +45,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     if not a <= b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     with no_grad():
-        commit(tensor, _uniform_sample(_creation._key(generator), a, b, shape=_shape(tensor), dtype=d))
+        commit(tensor, _creation._sample(_creation._draw_uniform, _creation._key(generator), _shape(tensor), d, a, b))
     return tensor
 
 
@@ -75,7 +55,8 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     with no_grad():
-        commit(tensor, _normal_sample(_creation._key(generator), mean, std, shape=_shape(tensor), dtype=d))
+        commit(tensor, _creation._sample(_creation._draw_normal, _creation._key(generator), _shape(tensor), d, mean,
+                                         std))
     return tensor
 
 
@@ -86,8 +67,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "be incorrect.", stacklevel=2)
     d = _float_kind(tensor, "normal_kernel_cpu")
     with no_grad():
-        commit(tensor, _trunc_normal_sample(_creation._key(generator), mean, std, a, b, shape=_shape(tensor),
-                                             dtype=d))
+        commit(tensor, _creation._sample(_creation._draw_trunc_normal, _creation._key(generator), _shape(tensor), d,
+                                         mean, std, a, b))
     return tensor
 
 

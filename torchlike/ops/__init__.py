@@ -1,2 +1,2 @@
 """Op definitions, one module per family; importing them fills the op table and the Tensor methods."""
-from . import creation, pointwise, reduction, shape, linalg, indexing  # noqa: F401
+from . import creation, pointwise, reduction, shape, linalg, indexing, sorting, other, sampling  # noqa: F401

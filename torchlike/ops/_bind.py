@@ -284,8 +284,107 @@ _FUNCTIONS = {
         "Tensor condition | Tensor condition, Tensor input, Tensor other, *, Tensor out=None |"
         " Tensor condition, Scalar self, Tensor other | Tensor condition, Tensor input, Scalar other |"
         " Tensor condition, Scalar self, Scalar other",
+    "sort":
+        "Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None |"
+        " Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None",
+    "argsort":
+        "Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, Tensor out=None |"
+        " Tensor input, int64_t dim=-1, bool descending=False",
+    "msort":
+        "Tensor input, *, Tensor out=None",
+    "topk":
+        "Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, TensorList[2] out=None",
+    "kthvalue":
+        "Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None",
+    "median nanmedian":
+        "Tensor input | Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None",
+    "mode":
+        "Tensor input, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None",
+    "cummax cummin":
+        "Tensor input, int64_t dim, *, TensorList[2] out=None",
+    "searchsorted":
+        "Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None,"
+        " Tensor? sorter=None, Tensor out=None |"
+        " Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None,"
+        " Tensor? sorter=None, Tensor out=None",
+    "bucketize":
+        "Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor out=None |"
+        " Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False",
+    "tril":
+        "Tensor input, SymInt diagonal=0, *, Tensor out=None",
+    "triu":
+        "Tensor input, SymInt diagonal=0, *, Tensor out=None",
+    "diag_embed":
+        "Tensor input, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1",
+    "diag":
+        "Tensor input, int64_t diagonal=0, *, Tensor out=None",
+    "diagflat":
+        "Tensor input, int64_t offset=0",
+    "trace":
+        "Tensor input",
+    "roll":
+        "Tensor input, SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None",
+    "rot90":
+        "Tensor input, int64_t k=1, IntArrayRef dims={0,1}",
+    "tile":
+        "Tensor input, SymIntArrayRef dims",
+    "broadcast_to":
+        "Tensor input, SymIntArrayRef size",
+    "hstack":
+        "TensorList tensors, *, Tensor out=None",
+    "vstack":
+        "TensorList tensors, *, Tensor out=None",
+    "row_stack":
+        "TensorList tensors, *, Tensor out=None",
+    "dstack":
+        "TensorList tensors, *, Tensor out=None",
+    "column_stack":
+        "TensorList tensors, *, Tensor out=None",
+    "kron":
+        "Tensor input, Tensor other, *, Tensor out=None",
+    "cross":
+        "Tensor input, Tensor other, int64_t? dim=None, *, Tensor out=None",
+    "diff":
+        "Tensor input, int64_t n=1, int64_t dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor out=None",
+    "cumprod":
+        "Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None",
+    "logcumsumexp":
+        "Tensor input, int64_t dim, *, Tensor out=None",
+    "nan_to_num":
+        "Tensor input, double? nan=None, double? posinf=None, double? neginf=None, *, Tensor out=None",
+    "count_nonzero":
+        "Tensor input, int64_t? dim=None |"
+        " Tensor input, IntArrayRef dim",
+    "dist":
+        "Tensor input, Tensor other, Scalar p=2",
+    "bernoulli":
+        "Tensor input, *, Generator? generator=None, Tensor out=None |"
+        " Tensor input, double p, *, Generator? generator=None",
+    "poisson":
+        "Tensor input, Generator? generator=None",
+    "multinomial":
+        "Tensor input, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor out=None",
 }
 _METHODS = {
+    "uniform_":
+        "double from=0, double to=1, *, Generator? generator=None",
+    "normal_":
+        "double mean=0, double std=1, *, Generator? generator=None",
+    "random_":
+        "*, Generator? generator=None |"
+        " int64_t from, int64_t? to, *, Generator? generator=None |"
+        " int64_t to, *, Generator? generator=None",
+    "exponential_":
+        "double lambd=1, *, Generator? generator=None",
+    "bernoulli_":
+        "Tensor p, *, Generator? generator=None |"
+        " double p=0.5, *, Generator? generator=None",
+    "geometric_":
+        "double p, *, Generator? generator=None",
+    "log_normal_":
+        "double mean=1, double std=2, *, Generator? generator=None",
+    "cauchy_":
+        "double median=0, double sigma=1, *, Generator? generator=None",
     "addmm":
         "hidden Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2 |"
         " hidden Scalar beta, Tensor mat1, Tensor mat2 |"
@@ -330,7 +429,10 @@ _METHODS = {
 }
 # torch's Python functions: the C function each one calls (its name, arguments, and whether as a Tensor method),
 # whose parser torch runs; or the error torch's Python code raises first
-_INNER = {"split":
+_INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atleast_2d", "atleast_3d")},
+          "broadcast_tensors": "TensorList tensors", "cartesian_prod": "TensorList tensors",
+          "meshgrid": "TensorList tensors | TensorList tensors, *, str indexing",
+          "split":
               "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
           "split_with_sizes": "Tensor input, SymIntArrayRef split_sizes, int64_t dim=0",
           "einsum": "str equation, TensorList tensors, *, IntArrayRef? path=None",
@@ -377,7 +479,22 @@ def _unflatten(self, dim, sizes):
     return "unflatten", (self, dim, sizes), {}, True
 
 
-_PYTHON_FUNCTIONS = {("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
+def _variadic(name):
+    """torch's Python functions of ``*tensors`` that pass them on as one TensorList (meshgrid takes one list as
+    the tensors; the atleast_nd functions pass one argument on as it is)."""
+    def adapter(*tensors, indexing=None):
+        if len(tensors) == 1 and name.startswith("atleast"):
+            return name, (tensors[0],), {}, None
+        if len(tensors) == 1 and name == "meshgrid" and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return name, (tensors,), {} if indexing is None else {"indexing": indexing}, None
+    adapter.__name__ = adapter.__qualname__ = name
+    return adapter
+
+
+_PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleast_2d", "atleast_3d",
+                                                            "broadcast_tensors", "meshgrid", "cartesian_prod")},
+                     ("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
                      ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
 
 # torch lets Python numbers bind to these functions' Tensor parameters

@@ -319,14 +319,14 @@ def _jit(fn, name):
 
 def _host_cut(array, axis, size):
     """The first ``size`` entries of ``array`` along ``axis``, cut on the host (no program per size)."""
-    return jnp.asarray(np.asarray(array)[(slice(None),) * axis + (slice(0, size),)])
+    return jax.device_put(np.asarray(array)[(slice(None),) * axis + (slice(0, size),)])
 
 
 def _host_pad(array, axis, size):
     """``array`` padded with zeros to ``size`` along ``axis``, on the host."""
     widths = [(0, 0)] * array.ndim
     widths[axis] = (0, size - array.shape[axis])
-    return jnp.asarray(np.pad(np.asarray(array), widths))
+    return jax.device_put(np.pad(np.asarray(array), widths))
 
 
 def _bucket(n):
@@ -456,8 +456,22 @@ def _reduce_to(g, shape, dt):
     return g
 
 
-def _apply(op, args, statics):
+_hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace) (torchlike/amp/_hook.py)
+
+
+_composite_cast = None  # while autocast is on: fn(name, args) -> args, for composites torch's autocast lists
+
+
+def set_dispatch_hook(fn):
+    """Install (or, with None, remove) the function every table op dispatches through (autocast, profiler)."""
+    global _hook
+    _hook = fn
+
+
+def _apply(op, args, statics, _hooked=False):
     """Run one op: jitted forward; if grad mode is on and an input requires grad, record a node."""
+    if _hook is not None and not _hooked:
+        return _hook(op, args, lambda a: _apply(op, a, statics, True), False)
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:
@@ -535,10 +549,12 @@ def _check_inplace(target, overlap=None):
         _views._check_overlap(target, overlap)
 
 
-def _apply_inplace(op, target, args, statics, overlap=None):
+def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     """Run op on args (target among them) and write the result into target: rebind, bump version, rebase.
     ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
+    if _hook is not None and not _hooked:
+        return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
     _check_inplace(target, overlap)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
         _views._check_input_overlap(target, args[1:])

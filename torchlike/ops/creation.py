@@ -8,6 +8,7 @@ Random functions draw from a ``Generator`` holding a JAX PRNG key (the global on
 ``empty`` gives zeros (JAX has no uninitialised memory). Values of ``arange``/``linspace`` are computed
 with torch's formulas in torch's accumulation types.
 """
+import functools
 import itertools
 import math
 import threading
@@ -41,17 +42,37 @@ def _type_name(obj):
 
 
 # ----- placement and leaf creation ---------------------------------------------------------------------
+_HOST_FILL = 1 << 16  # elements: smaller filled tensors are made by NumPy (no XLA program per shape)
+
+
+def _filled(shape, value, np_dtype):
+    """A ``shape`` array of ``value``: a NumPy array when small (``_put`` moves it without compiling)."""
+    if math.prod(shape) <= _HOST_FILL:
+        return np.full(shape, value, np_dtype)
+    return jnp.full(shape, value, np_dtype)
+
+
 def _put(array, device):
-    """``array`` on ``device`` (None: where JAX put it). Raises torch's error for an absent CUDA."""
-    if device is None:
+    """``array`` (JAX or NumPy) on ``device`` (None: where JAX puts it). NumPy arrays move with device_put, which
+    builds no XLA program (``jnp.asarray`` compiles one per shape). An array for JAX's default device stays
+    uncommitted, as JAX's own results are: a program called with committed and then with uncommitted arrays
+    compiles twice. Raises torch's error for an absent CUDA."""
+    jdev = None if device is None else _as_device(device)._jax_device()
+    if isinstance(array, np.ndarray):
+        return jax.device_put(array, None if jdev is None or jdev == _default_jax_device() else jdev)
+    if jdev is None:
         return array
-    jdev = _as_device(device)._jax_device()
     try:
         if array.devices() == {jdev}:
             return array
     except Exception:  # a tracer: leave placement to JAX
         return array
     return jax.device_put(array, jdev)
+
+
+def _default_jax_device():
+    d = jax.config.jax_default_device
+    return jax.devices(d)[0] if isinstance(d, str) else d or jax.devices()[0]
 
 
 def _check_requires_grad(np_dtype, requires_grad):
@@ -306,7 +327,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     """A new leaf tensor holding a copy of ``data`` (dtype inferred as torch does)."""
     arr = _from_data(data, _dtype.to_dtype(dtype))
     _check_requires_grad(arr.dtype, requires_grad)
-    return _finish(jnp.asarray(arr), device, requires_grad)
+    return _finish(arr, device, requires_grad)
 
 
 @public(method=False)
@@ -314,7 +335,7 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor: a Tensor is returned as is, or converted (differentiably) with ``to``."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return _finish(jnp.asarray(_from_data(data, _dtype.to_dtype(dtype))), device, False)
+    return _finish(_from_data(data, _dtype.to_dtype(dtype)), device, False)
 
 
 @public(method=False)
@@ -323,7 +344,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _np_to_dtype(ndarray.dtype)
-    return _wrap(jnp.asarray(ndarray))
+    return _wrap(jax.device_put(ndarray))
 
 
 # ----- filled tensors --------------------------------------------------------------------------------------
@@ -340,9 +361,9 @@ def _factory(name, fill):
     return make
 
 
-zeros = public(_factory("zeros", jnp.zeros), method=False)
-ones = public(_factory("ones", jnp.ones), method=False)
-empty = public(_factory("empty", jnp.zeros), method=False)
+zeros = public(_factory("zeros", lambda shape, dt: _filled(shape, 0, dt)), method=False)
+ones = public(_factory("ones", lambda shape, dt: _filled(shape, 1, dt)), method=False)
+empty = public(_factory("empty", lambda shape, dt: _filled(shape, 0, dt)), method=False)
 zeros.__doc__ = "Tensor of zeros: ``zeros(*size, dtype=None, device=None, requires_grad=False)``."
 ones.__doc__ = "Tensor of ones: ``ones(*size, dtype=None, device=None, requires_grad=False)``."
 empty.__doc__ = "Tensor of the given size (filled with zeros: JAX has no uninitialised memory)."
@@ -363,7 +384,7 @@ def _full(shape, value, dtype, device, requires_grad, out=None):
     d = dtype if dtype is not None else _infer_dtype(value)
     value = _scalar_for(value, d, _C_SCALAR[d.name])
     _check_requires_grad(d._np, requires_grad)
-    return _finish(jnp.full(shape, value, d._np), device, requires_grad, out)
+    return _finish(_filled(shape, value, d._np), device, requires_grad, out)
 
 
 @public(method=False)
@@ -485,7 +506,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
             values = _kernel_fill(n, d.itemsize, lambda i: fma(st, i, a0).astype(t), vector)
         else:  # integer dtypes accumulate in int64
             values = (int(a0) + int(st) * np.arange(n, dtype=np.int64)).astype(d._np)
-    return _finish(jnp.asarray(values), device, requires_grad, out)
+    return _finish(values, device, requires_grad, out)
 
 
 def _linspace_values(a0, a1, steps, d):
@@ -541,7 +562,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         values = np.full(1, a0, d._np)
     else:
         values = _linspace_values(a0, a1, steps, d)
-    return _finish(jnp.asarray(values), device, requires_grad, out)
+    return _finish(values, device, requires_grad, out)
 
 
 @public(method=False)
@@ -656,16 +677,57 @@ def _random_float(name, kernel, sample):
     return make
 
 
-def _uniform(key, shape, np_dtype):
-    if np.dtype(np_dtype).kind == "c":
-        real = np.finfo(np_dtype).dtype
+# ----- random draws: a sampler compiles once per size bucket, not once per shape ---------------------------------
+def _work_dtype(dtype):
+    return jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype
+
+
+def _draw_uniform(key, shape, dtype, low, high):
+    if np.dtype(dtype).kind == "c":  # real and imaginary parts each uniform
+        real = np.finfo(dtype).dtype
         kr, ki = jax.random.split(key)
-        return jax.lax.complex(jax.random.uniform(kr, shape, real), jax.random.uniform(ki, shape, real))
-    return jax.random.uniform(key, shape, np_dtype)
+        return jax.lax.complex(jax.random.uniform(kr, shape, real, low, high),
+                               jax.random.uniform(ki, shape, real, low, high))
+    return jax.random.uniform(key, shape, _work_dtype(dtype), low, high).astype(dtype)
 
 
-rand = public(_random_float("rand", "check_uniform_bounds", _uniform), method=False)
-randn = public(_random_float("randn", "normal_kernel_cpu", lambda k, s, d: jax.random.normal(k, s, d)),
+def _draw_normal(key, shape, dtype, mean, std):
+    return (mean + std * jax.random.normal(key, shape, _work_dtype(dtype))).astype(dtype)
+
+
+def _draw_trunc_normal(key, shape, dtype, mean, std, a, b):
+    work = jnp.float64 if dtype == jnp.float64 else jnp.float32
+    z = jax.random.truncated_normal(key, (a - mean) / std, (b - mean) / std, shape, work)
+    return jnp.clip(mean + std * z, a, b).astype(dtype)
+
+
+def _draw_randint(key, shape, dtype, low, high):
+    return jax.random.randint(key, shape, low, high, jnp.int64).astype(dtype)
+
+
+@functools.partial(jax.jit, static_argnames=("draw", "size", "dtype"))
+def _draw_flat(key, params, *, draw, size, dtype):
+    return draw(key, (size,), dtype, *params)
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def _cut(flat, *, shape):
+    return flat[:math.prod(shape)].reshape(shape)
+
+
+def _sample(draw, key, shape, dtype, *params):
+    """``draw(key, shape, dtype, *params)`` (params traced). The draw runs at the next power of two of the size
+    and is cut to shape: jax.random's programs take up to seconds each to compile on a CPU, so a program per
+    bucket, not per shape (the cut's program compiles in milliseconds)."""
+    size = max(64, 1 << (math.prod(shape) - 1).bit_length())
+    return _cut(_draw_flat(key, params, draw=draw, size=size, dtype=np.dtype(dtype)), shape=tuple(shape))
+
+
+rand = public(_random_float("rand", "check_uniform_bounds",
+                            lambda key, shape, dtype: _sample(_draw_uniform, key, shape, dtype, 0.0, 1.0)),
+              method=False)
+randn = public(_random_float("randn", "normal_kernel_cpu",
+                             lambda key, shape, dtype: _sample(_draw_normal, key, shape, dtype, 0.0, 1.0)),
                method=False)
 rand.__doc__ = "Uniform samples in [0, 1) (complex: real and imaginary parts each)."
 randn.__doc__ = "Standard normal samples (complex: variance 1 split between real and imaginary parts)."
@@ -708,7 +770,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     d = _get_dtype(dtype, _dtype.int64)
     _randint_bounds(int(low), int(high), d)
     _check_requires_grad(d._np, requires_grad)
-    arr = jax.random.randint(_key(generator), shape, int(low), int(high), jnp.int64).astype(d._np)
+    arr = _sample(_draw_randint, _key(generator), shape, d._np, int(low), int(high))
     return _finish(arr, device, requires_grad, out)
 
 

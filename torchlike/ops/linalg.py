@@ -11,9 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import opt_einsum as _opt_einsum  # torch's contraction path for einsum of 3+ operands
 
-from .. import _dtype
 from .._tensor import Tensor, _type_string, _message_type
-from ._registry import OpDef, op, _apply
+from . import _registry
+from ._registry import op, _apply
 from ._bind import public
 from .shape import _unsafe_view, _squeeze_dim_
 
@@ -206,6 +206,8 @@ def matmul(input, other):
     """torch.matmul for every rank combination, run as torch's ``_matmul_impl`` runs it (dot, mv, mm, a folded
     mm/mv, or a broadcast bmm, with the views, copies and in-place squeeze around them), so the recorded graph,
     the saved tensors and the output's ``_version`` are torch's."""
+    if _registry._composite_cast is not None:  # autocast casts matmul's operands before its decomposition
+        input, other = _registry._composite_cast("matmul", (input, other))
     d1, d2 = input.ndim, other.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

@@ -1,0 +1,44 @@
+"""The one function the op table calls for every op while autocast or a profiler is on.
+
+``ops._registry._apply`` / ``_apply_inplace`` call the hook installed with ``set_dispatch_hook`` (with it off
+that is one global load and compare per op); ``run`` then runs the op itself, unhooked.
+"""
+import re
+
+from ..ops import _registry
+
+_cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is on
+_record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
+_names = {}
+_ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
+         "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax"}
+
+
+def _aten_name(op):
+    """torch's operator name of a table op: MmBackward0 -> 'mm', MaxPool2DWithIndicesBackward0 ->
+    'max_pool2d_with_indices', 'argmax' -> 'argmax'."""
+    name = _names.get(op.name)
+    if name is None:
+        base = re.sub(r"Backward\d*$", "", op.name.rpartition("::")[2])
+        base = re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
+        name = _names[op.name] = _ATEN.get(base, base)
+    return name
+
+
+def _dispatch(op, args, run, inplace):
+    """Run one table op: autocast casts its inputs, the profiler times it (casts included, as torch's)."""
+    name = _aten_name(op)
+    cast, record = _cast[0], _record[0]
+    if cast is not None and not inplace:
+        if record is None:
+            return run(cast(name, args))
+        return record(name, lambda a: run(cast(name, a)), args)
+    if record is None:
+        return run(args)
+    return record(name + "_" if inplace else name, run, args)
+
+
+def _update():
+    """Install the hook in the op table while autocast or a profiler is on; remove it when both are off."""
+    _registry.set_dispatch_hook(_dispatch if _cast[0] is not None or _record[0] is not None else None)
+    _registry._composite_cast = _cast[0]

@@ -1,0 +1,170 @@
+"""torch.autocast: inside the region, table ops cast their floating inputs by torch's per-device lists.
+
+``lower_precision_fp`` ops (matmuls, convolution, attention) run in the autocast dtype (bfloat16 on cpu by
+default, float16 on cuda); ``fp32`` ops (losses, prod, and on cuda exp/log/softmax/sums/norms) run in float32;
+``promote`` ops (cuda) in the widest input type. Only float16/bfloat16/float32 inputs are cast (never float64 or
+integers), each cast is a differentiable ``.to`` (ToCopyBackward0, as torch records it), and casts of leaves that
+require grad (weights) are cached until the outermost region exits. The lists name table ops: a composite op
+(``linear``, ``matmul``, ``cross_entropy``) is cast through the table ops it runs (addmm/mm/mv/dot, nll_loss),
+so ``x @ v`` and ``torch.mv`` both run in the lower dtype. State is per thread, as torch's.
+"""
+import functools
+import threading
+import warnings
+
+from .. import _dtype
+from .. import cuda as _cuda
+from .._device import device as _device_cls
+from . import _hook
+
+__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+
+_LOWER = {
+    "cpu": {"mm", "bmm", "addmm", "baddbmm", "convolution", "linear", "matmul",
+            "_scaled_dot_product_flash_attention_for_cpu"},
+    "cuda": {"mm", "bmm", "addmm", "baddbmm", "mv", "dot", "convolution", "linear", "matmul",
+             "_scaled_dot_product_flash_attention_for_cpu"},
+}
+_FP32 = {
+    "cpu": {"mse_loss", "nll_loss", "nll_loss2d", "binary_cross_entropy_with_logits", "prod", "reflection_pad2d",
+            "replication_pad2d"},
+    "cuda": {"acos", "asin", "cosh", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh",
+             "tan", "pow", "softplus", "native_layer_norm", "mse_loss", "nll_loss", "nll_loss2d",
+             "binary_cross_entropy_with_logits", "logsumexp", "prod", "softmax", "log_softmax", "cumsum",
+             "linalg_vector_norm", "sum"},
+}
+_PROMOTE = {"cpu": set(), "cuda": {"addcdiv", "addcmul", "atan2", "scatter_add"}}
+_AVAILABLE = ("cpu", "cuda", "ipu", "xpu", "maia", "xla", "mps", "hpu", "mtia", "privateuseone")
+_DEFAULT = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
+_ELIGIBLE = (_dtype.float16, _dtype.bfloat16, _dtype.float32)
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.enabled = {}  # device type -> bool
+        self.dtype = dict(_DEFAULT)
+        self.depth = 0  # nesting of enabled regions (the weight-cast cache lives while > 0)
+        self.cache = {}  # id(leaf) -> (leaf, dtype, cast)
+        self.cache_enabled = True
+
+
+_state = _State()
+_active = [0]  # threads with an enabled region (the op-table hook stays installed while > 0)
+_lock = threading.Lock()
+
+
+def is_autocast_available(device_type):
+    """Whether torch has autocast for ``device_type`` (torchlike casts on 'cpu' and 'cuda'; it holds no tensors on
+    the others)."""
+    return device_type in _AVAILABLE
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on for ``device_type`` (default 'cuda', as torch's) in this thread."""
+    return _state.enabled.get("cuda" if device_type is None else device_type, False)
+
+
+def get_autocast_dtype(device_type):
+    """The dtype autocast uses on ``device_type`` (bfloat16 on cpu, float16 on cuda unless set)."""
+    _device_cls(device_type)  # torch's error for an unknown device type
+    return _state.dtype.get(device_type, _dtype.float16)
+
+
+def _cast_to(t, dtype, lower):
+    if lower and _state.cache_enabled and t._requires_grad and t._grad_fn is None and t.dtype == _dtype.float32:
+        # a weight: cast once per outermost region, as torch's cache
+        hit = _state.cache.get(id(t))
+        if hit is not None and hit[0] is t and hit[1] == dtype:
+            return hit[2]
+        out = t.to(dtype)
+        _state.cache[id(t)] = (t, dtype, out)
+        return out
+    return t.to(dtype)
+
+
+def _cast(name, args):
+    """The op's inputs as torch's autocast lists cast them (``args`` unchanged for other ops). Only tensors on the
+    region's device type are cast, as in torch."""
+    for dev, on in _state.enabled.items():
+        if not on or dev not in _LOWER:
+            continue
+        lower = name in _LOWER[dev]
+        if lower:
+            target = _state.dtype[dev]
+        elif name in _FP32[dev]:
+            target = _dtype.float32
+        elif name in _PROMOTE[dev]:
+            dts = [a.dtype for a in args if _eligible(a, dev)]
+            target = functools.reduce(_dtype.promote_types, dts) if dts else None
+        else:
+            continue
+        if target is None:
+            return args
+        return tuple(_cast_to(a, target, lower) if _eligible(a, dev) and a.dtype != target else a for a in args)
+    return args
+
+
+def _eligible(a, dev):
+    return a is not None and a.dtype in _ELIGIBLE and a.device.type == dev
+
+
+class autocast:
+    """``with torchlike.autocast("cpu"):`` (or as a decorator): run table ops in mixed precision, as torch's."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        _device_cls(device_type)  # torch's error for an unknown device type
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        if enabled and device_type == "cuda" and not _cuda.is_available():
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+            enabled = False
+        if enabled and device_type == "cpu" and self.fast_dtype not in (_dtype.bfloat16, _dtype.float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast "
+                          "only supports dtypes of torch.bfloat16, torch.float16 currently.", stacklevel=2)
+            enabled = False
+        self._enabled = bool(enabled)
+
+    def __enter__(self):
+        s = _state
+        self._prev = (s.enabled.get(self.device, False), s.dtype.get(self.device))
+        was_on = any(s.enabled.values())
+        s.enabled[self.device] = self._enabled
+        s.dtype[self.device] = self.fast_dtype
+        self._prev_cache = s.cache_enabled
+        if self._enabled:
+            s.depth += 1
+            s.cache_enabled = self._cache_enabled
+        _set_active(was_on, any(s.enabled.values()))
+        return self
+
+    def __exit__(self, *exc):
+        s = _state
+        was_on = any(s.enabled.values())
+        s.enabled[self.device], s.dtype[self.device] = self._prev
+        if self._enabled:
+            s.depth -= 1
+            s.cache_enabled = self._prev_cache
+            if s.depth == 0:
+                s.cache.clear()
+        _set_active(was_on, any(s.enabled.values()))
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return decorated
+
+
+def _set_active(was_on, now_on):
+    """Count threads inside an enabled region; the op-table hook casts while any is."""
+    if was_on == now_on:
+        return
+    with _lock:
+        _active[0] += 1 if now_on else -1
+        _hook._cast[0] = _cast if _active[0] else None
+        _hook._update()
