@@ -51,42 +51,13 @@ GRAD_MODE_WEIGHTS = [40, 3, 0.5, 0.7]
 KNOWN_OPEN = {
     "expanded_write": {"why": "issue 12: writes into a tensor that overlaps itself (expand()-ed: fill_, zero_, "
                               "masked_fill_, index_put_, setitem, out=) are refused where torch lets some through"},
-    "broadcast_message": {"why": "GEN_REPORT class I: logical_*/bitwise_* (and &, |, ^) of shapes that do not "
-                                 "broadcast raise JAX's ValueError/TypeError, not torch's RuntimeError; rsub names "
-                                 "the sizes in the other order",
-                          "torch_error": r"must match the size of tensor b",
-                          "in_ops": ["logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-                                     "bitwise_xor", "iand", "and_s", "rsub", "allclose"]},
     "inference_mode": {"why": "GEN_REPORT class D: tensors made under inference_mode track a version counter (torch: "
                               "reading _version raises) and views of normal tensors made there are inference tensors",
                        "when": lambda X, a, b, c: X.mode == "inference_mode"},
-    "zero_dim_index": {"why": "GEN_REPORT class L: index_add/index_add_/take_along_dim/... of a 0-d tensor fail with "
-                              "JAX's IndexError (torch: works, or 'Dimension specified as 0 but tensor has no "
-                              "dimensions')",
-                       "when": lambda X, a, b, c: a.dim() == 0 and X.name in (
-                           "index_add", "index_add_", "take_along_dim", "index_select", "gather", "scatter",
-                           "scatter_add", "scatter_", "scatter_add_")},
-    "index_out_of_range": {"why": "GEN_REPORT class M: index_select with a negative index: IndexError 'index out of "
-                                  "range in self' (torch: RuntimeError 'INDICES element is out of DATA bounds')",
-                           "torch_error": r"INDICES element is out of DATA bounds"},
-    "masked_select_0d": {"why": "GEN_REPORT class Q: masked_select of 0-d tensors fails with JAX's ValueError "
-                                "(nonzero of a 0-d array)", "when": lambda X, a, b, c: X.name == "masked_select"
-                         and a.dim() == 0},
-    "index_add_bounds": {"why": "GEN_REPORT class M: index_add with a negative index raises RuntimeError 'index -1 is "
-                                "out of bounds...' (torch: IndexError 'index out of range in self')",
-                         "torch_error": r"index out of range in self", "in_ops": ["index_add", "index_add_"]},
-    "expand_message": {"why": "GEN_REPORT class M: expand's error names the tensor torch.BoolTensor{[3]} "
-                              "(torch: CPUBoolType{[3]})", "torch_error": r"expand\(CPU"},
     "conj_view": {"why": "GEN_REPORT class W: conj of a complex tensor is not a view (torch: _is_view() is True)",
                   "when": lambda X, a, b, c: X.name == "conj" and _is(a, "complex")},
     "mT_0d": {"why": "GEN_REPORT class AB: x.mT of a 0-d tensor raises (torch returns the tensor)",
               "when": lambda X, a, b, c: X.name == "mT" and a.dim() == 0},
-    "scatter_overlap": {"why": "GEN_REPORT class AH: scatter_/scatter_add_ whose src overlaps self are not refused "
-                               "(torch: 'unsupported operation: some elements of the input tensor and the written-to "
-                               "tensor refer to a single memory location')",
-                        "torch_error": r"refer to a single memory location", "in_ops": ["scatter_", "scatter_add_"]},
-    "split_message": {"why": "GEN_REPORT class AI: split of a 0-d tensor with a list of sizes says split_with_sizes "
-                             "(torch: split)", "torch_error": r"split expects at least a 1-dimensional"},
     "detach_saved": {"why": "GEN_REPORT class T: backward through a saved tensor that was detach_()-ed later runs "
                             "(torch: 'Trying to use a saved tensor that has been detached in-place')",
                      "when": lambda X, a, b, c: X.name == "detach_" and a.grad_fn is not None},
@@ -107,8 +78,6 @@ KNOWN_OPEN = {
                          "resizes out before it reads the inputs (so reads the resized memory), or refuses the "
                          "overlap ('some elements of the input tensor and the written-to tensor refer to a single "
                          "memory location'); torchlike computes from the inputs' values first"},
-    "nonzero_strides": {"why": "GEN_REPORT class E: nonzero/argwhere results are row-major where torch's are "
-                               "column-major (stride (1, n))", "ops": ["nonzero", "argwhere"]},
 }
 # Differences the README keeps (not bugs): the generator always avoids them.
 KEPT = {

@@ -7,7 +7,6 @@ Tensor <-> Node reference cycle: a graph is freed the moment its last output ten
 """
 import collections
 import itertools
-import sys
 import threading
 import weakref
 
@@ -17,7 +16,7 @@ from . import _grad_mode as _gm
 from ._anomaly_mode import is_anomaly_enabled
 from ._device import _device_of_jax
 from ._dtype import _from_np
-from ._tensor import Size, Tensor, _type_string, _wrap
+from ._tensor import Size, Tensor, _message_type, _wrap
 from .utils.hooks import _Hooks, _add_hook
 
 _seq_counter = itertools.count()
@@ -127,7 +126,7 @@ class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
     _name = "torch::autograd::AccumulateGrad"
-    _seq = sys.maxsize  # torch gives it UINT64_MAX: ready accumulators run first
+    _seq = (1 << 64) - 1  # torch gives it UINT64_MAX: ready accumulators run first
 
     def __init__(self, variable):
         self.variable = variable
@@ -320,7 +319,7 @@ class _SavedTensor:
     def _modified_message(self, node):
         shape = list(self.data.shape)
         msg = ("one of the variables needed for gradient computation has been modified by an inplace "
-               f"operation: [{_type_string(self.data.dtype)} {shape}]")
+               f"operation: [{_message_type(self.data.dtype)} {shape}]")
         grad_fn = node if self.output_nr >= 0 else (self.tensor._grad_fn if self.tensor is not None else None)
         if grad_fn is not None:
             nr = self.output_nr if self.output_nr >= 0 else self.tensor._output_nr

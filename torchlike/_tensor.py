@@ -48,6 +48,16 @@ def _type_string(np_dtype):
     return f"torch.{_TYPE_NAMES[_dtype._from_np(np_dtype).name]}Tensor"
 
 
+def _message_type(np_dtype):
+    """How torch's C++ messages name a tensor type (``CPUBoolType``); torch's Python layer rewrites it to the
+    legacy name (``torch.FloatTensor``) for the eight types that have one."""
+    name = _TYPE_NAMES[_dtype._from_np(np_dtype).name]
+    return f"torch.{name}Tensor" if name in _LEGACY_NAMED else f"CPU{name}Type"
+
+
+_LEGACY_NAMED = {"Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"}
+
+
 def _contiguous_strides(shape):
     """Row-major strides of ``shape`` (size-0 dims count as 1, as torch's)."""
     strides, acc = [], 1

@@ -10,7 +10,7 @@ from .. import _grad_mode as _gm
 from .._tensor import Tensor, _type_string, _contiguous_strides
 from ._bind import _type_name
 from ._registry import _check_inplace
-from ._views import _commit, _run, _as_strided
+from ._views import _commit, _run, _as_strided, _check_input_overlap
 
 _AUTOGRAD_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
                  "arguments requires grad.")
@@ -66,6 +66,7 @@ def _write_out(name, compute, out, inputs, rule=None):
     data = result._data
     _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
+    _check_input_overlap(out, inputs)
     resized = data.shape != out._data.shape
     if resized:
         if out._data.size:

@@ -612,6 +612,8 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     if _hook is not None and not _hooked:
         return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
     _check_inplace(target, overlap)
+    if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
+        _views._check_input_overlap(target, args[1:])
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:

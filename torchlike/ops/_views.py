@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from .. import _grad_mode as _gm
 from .._graph import Node, _seq_counter
 from .._tensor import Tensor, _contiguous_strides, _wrap
-from ._registry import op, _apply
+from ._registry import op, _apply, _check_inplace
 from ._bind import public
 from . import _layout
 from ._record import new_node, record
@@ -95,6 +95,16 @@ def _set_data(self, value):
 
 
 public(_get_data, name="data", function=False, method=property(_get_data, _set_data))
+
+
+def _laid_out(t, memory, strides):
+    """Give the fresh tensor ``t`` torch's layout ``strides``: its storage holds ``memory`` (its elements in
+    memory order), e.g. nonzero's column-major result."""
+    storage = _Storage(t)
+    storage.data = memory
+    storage.members = []
+    _join(t, storage, (t._data.aval.shape, tuple(strides), 0))
+    return t
 
 
 # ----- reading and writing through a geometry ------------------------------------------------------------
@@ -325,7 +335,7 @@ def _check_view_inplace(target):
 
 def _overlaps(geom):
     """Whether a geometry reaches one storage element from several of its elements (an expanded tensor)."""
-    return geom is not None and any(s == 0 and n > 1 for n, s in zip(geom[0], geom[1]))
+    return geom is not None and any(s == 0 and n > 1 for n, s in zip(geom[0], geom[1])) and 0 not in geom[0]
 
 
 def _check_overlap(target, allowed=None):
@@ -339,6 +349,48 @@ def _check_overlap(target, allowed=None):
     for name in allowed:
         warnings.warn(_EXPANDED_WRITE_MSG.format(name, *(("indices", "tensor") if name == "index_put_" else
                                                          ("mask", "scalar"))), UserWarning, stacklevel=4)
+
+
+_INPUT_OVERLAP_MSG = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation.")
+# in-place table entries whose callers check their inputs themselves (the index ops refuse any overlap, torch reads
+# a fill value with item()); _apply_inplace checks every other entry's inputs as TensorIterator does
+_OWN_INPUT_CHECK = set()
+
+
+def _dense(sizes, strides):
+    """torch's is_non_overlapping_and_dense."""
+    expected = 1
+    for stride, n in sorted((st, n) for n, st in zip(sizes, strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _check_input_overlap(target, inputs, strict=False, steps=()):
+    """torch's refusal to write into ``target`` (``steps``: into its part ``target[...]``, basic index steps as
+    ``_view_geometry`` takes them) from an input sharing memory with it: where the two overlap partly
+    (TensorIterator's assert_no_partial_overlap), or at all (``strict``: the index ops' assert_no_overlap).
+    As torch, tensors that are not dense and non-overlapping (expanded, strided) are not checked."""
+    storage = target._storage
+    for t in inputs:
+        if t is target and not steps:
+            full = True
+        elif storage is None or not isinstance(t, Tensor) or t._storage is not storage:
+            continue
+        else:
+            (ta, sa, oa), (tb, sb, ob) = _geom_of(target), _geom_of(t)
+            for entry, statics in steps:
+                ta, sa, oa = _rules[entry](ta, sa, oa, *statics)
+            na, nb = math.prod(ta), math.prod(tb)
+            if not na or not nb or not _dense(ta, sa) or not _dense(tb, sb) or not (oa < ob + nb and ob < oa + na):
+                continue
+            full = oa == ob and na == nb and sa == sb
+        if strict or not full:
+            _check_inplace(target, ())  # torch's autograd checks (a leaf, ...) come first
+            raise RuntimeError(_INPUT_OVERLAP_MSG)
 
 
 class CopySlices(Node):

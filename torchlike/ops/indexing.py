@@ -26,7 +26,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
-from ._views import _view_apply, _overlaps
+from ._views import _view_apply, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
 from .creation import _check_fits
 from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
@@ -83,16 +83,18 @@ def _broadcast_shapes(a, b):
     return tuple(out[::-1])
 
 
-def _check_bounds(index, size, dim, exc=RuntimeError, negative=False, msg=None):
-    """torch's out-of-bounds error for the first entry of index outside [0, size) (or [-size, size) when
-    negative indices count from the end). Reads the index values; skipped on tracers."""
+def _check_bounds(index, size, dim, exc=RuntimeError, negative=False,
+                  msg="index {v} is out of bounds for dimension {dim} with size {size}"):
+    """torch's out-of-bounds error (``msg`` formatted with the entry v, dim and size) for the first entry of index
+    outside [0, size) (or [-size, size) when negative indices count from the end). Reads the index values;
+    skipped on tracers."""
     if not _concrete(index) or index.numel() == 0:
         return
     a = _host(index).reshape(-1)
     bad = (a < (-size if negative else 0)) | (a >= size)
     if bad.any():
         v = int(a[np.argmax(bad)])
-        raise exc(msg or f"index {v} is out of bounds for dimension {dim} with size {size}")
+        raise exc(msg.format(v=v, dim=dim, size=size))
 
 
 def _grid(index, dim):
@@ -105,6 +107,21 @@ def _grid(index, dim):
 
 def _crop(shape):
     return tuple(slice(0, s) for s in shape)
+
+
+def _ne(shape):
+    """torch's ensure_nonempty sizes: a 0-d tensor counts as one of size [1] (scatter/gather/index ops)."""
+    return tuple(shape) or (1,)
+
+
+def _nonempty(*arrays):
+    """The arrays with 0-d ones as [1] (torch's scatter/gather kernels see them so)."""
+    return [a.reshape(_ne(a.shape)) for a in arrays]
+
+
+def _no_dims(dim):
+    """torch's error for ``size(dim)`` of a 0-d tensor."""
+    return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 # ----- basic indexing: select / slice / unsqueeze / alias (shape.py's view ops) ----------------------------
@@ -468,6 +485,7 @@ def _setitem_op(name, n):
                       dynamic=("step_ints",))
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec") + names))
         _setitem_ops[(name, n)] = entry
+        _OWN_INPUT_CHECK.add(entry)  # _setitem checks as torch's copy_ / fill_ / index_put_ / masked_fill_
     return entry
 
 
@@ -509,7 +527,7 @@ def _setitem(self, index, value):
             if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
                 raise ValueError
         except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(value.shape)} cannot be "
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(stripped)} cannot be "
                                f"broadcast to indexing result of shape {_shape_str(target)}") from None
         masks = [t for t, s in zip(tensors, [s for s in spec if s is not None]) if s >= 0]
         if value._data.size == 1 and len(masks) == len(tensors) == 1:
@@ -537,6 +555,11 @@ def _setitem(self, index, value):
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
+    parts = [(_STEP_OPS[kind], tuple(args)) for kind, *args in steps]  # torch writes into self[basic index]
+    if tensors and overlap == ("index_put_",):  # index_put_: no overlap at all with the value or the indices
+        _check_input_overlap(self, (value, *tensors), True, parts)
+    elif tensors or value.ndim:  # masked_fill_ (the mask; it reads the value with item()) or copy_ (not fill_)
+        _check_input_overlap(self, tensors or (value,), False, parts)
     struct, ints = _split_steps(steps)
     _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (struct, spec, False, ints), overlap)
 
@@ -544,11 +567,15 @@ def _setitem(self, index, value):
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------
 @op("IndexSelectBackward0", save=("index",), nondiff=("index",), attrs=("dim", "self_sym_sizes"), unsigned=("dim",))
 def _index_select(self, index, *, dim):
+    if self.ndim == 0:  # the index is one 0 (checked)
+        return self
     return jnp.take(self, index.reshape(-1), axis=dim)
 
 
 @_index_select.derivative
 def _(grad, index, self_shape, dim):
+    if not self_shape:
+        return grad
     key = (slice(None),) * (dim % len(self_shape)) + (index.reshape(-1),)
     return jnp.zeros(self_shape, grad.dtype).at[key].add(grad)
 
@@ -561,22 +588,27 @@ def index_select(input, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index._data.dtype not in (np.int32, np.int64):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    _check_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError, msg="index out of range in self")
+    if not input.ndim and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    size = input.shape[d] if input.ndim else 1
+    if not size and index.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if input.ndim > 1 and (d == 1 or not input.numel()):  # torch's CPU kernel for these has its own message
+        _check_bounds(index, size, d, msg="INDICES element is out of DATA bounds, id={v} axis_dim={size}")
+    _check_bounds(index, size, d, IndexError, msg="index out of range in self")
     return _apply(_index_select, (input, index), (dim,))
 
 
 @op("GatherBackward0", save=("self", "index"), nondiff=("index",), attrs=("dim", "sparse_grad"), unsigned=("dim",))
 def _gather(self, index, *, dim, sparse_grad):
-    if self.ndim == 0:
-        return jnp.broadcast_to(self, index.shape)
-    return self[_grid(index, dim)]
+    s, i = _nonempty(self, index)
+    return s[_grid(i, dim)].reshape(index.shape)
 
 
 @_gather.derivative
 def _(grad, index, self_shape, dim):
-    if not self_shape:
-        return grad
-    return jnp.zeros(self_shape, grad.dtype).at[_grid(index, dim)].add(grad)
+    g, i = _nonempty(grad, index)
+    return jnp.zeros(_ne(self_shape), grad.dtype).at[_grid(i, dim)].add(g).reshape(self_shape)
 
 
 def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
@@ -588,8 +620,9 @@ def _check_scatter_gather(fname, self, index, dim, src=None, what="input"):
     if src is not None and max(index.ndim, 1) != max(src.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     ishape, sshape = tuple(index.shape), tuple(self.shape)
-    for d in range(index.ndim):
-        too_big = (d != dim and ishape[d] > sshape[d]) or (src is not None and ishape[d] > src.shape[d])
+    ni, ns, nsrc = _ne(ishape), _ne(sshape), _ne(src.shape) if src is not None else None
+    for d in range(len(ni)):
+        too_big = (d != dim and ni[d] > ns[d]) or (src is not None and ni[d] > nsrc[d])
         if too_big:
             if fname == "gather":
                 raise RuntimeError(f"Size does not match at dimension {d} expected index {_shape_str(ishape)} to be "
@@ -621,6 +654,8 @@ def take_along_dim(input, indices, dim=None):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_type_word(indices._data.dtype)}")
     dim = _wrap_dim(dim, input.ndim)
+    if not input.ndim:
+        raise _no_dims(dim)
     self_sizes = list(input.shape)
     self_sizes[dim] = indices.shape[dim]
     ishape = _broadcast_shapes(tuple(self_sizes), tuple(indices.shape))
@@ -647,37 +682,59 @@ def _add_at(ref, value):
     return ref.max(value) if value.dtype == bool else ref.add(value)
 
 
+def _src_grad(name, src_shape, index):
+    """The gradient of scatter's src: torch's ``grad.gather(dim, index)`` has index's shape, which its engine
+    refuses unless it expands to src's (zeros where index is smaller)."""
+    try:
+        if np.broadcast_shapes(src_shape, index.shape) == index.shape:
+            return
+    except ValueError:
+        pass
+    raise RuntimeError(f"Function {name} returned an invalid gradient at index 1 - got {list(index.shape)} but "
+                       f"expected shape compatible with {list(src_shape)}")
+
+
 @op("ScatterAddBackward0", save={"index": ("src",)}, nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_add(self, index, src, *, dim):
-    return _add_at(self.at[_grid(index, dim)], src[_crop(index.shape)])
+    s, i, src = _nonempty(self, index, src)
+    return _add_at(s.at[_grid(i, dim)], src[_crop(i.shape)]).reshape(self.shape)
 
 
 @_scatter_add.derivative
 def _(grad, index, src_shape, dim):
     if index is None:
         return grad, None
-    return grad, jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[_grid(index, dim)])
+    _src_grad("ScatterAddBackward0", src_shape, index)
+    g, i = _nonempty(grad, index)
+    return grad, jnp.zeros(_ne(src_shape), grad.dtype).at[_crop(i.shape)].set(g[_grid(i, dim)]).reshape(src_shape)
 
 
 @op("ScatterBackward0", save=("index",), nondiff=("index",), attrs=("dim",), unsigned=("dim",))
 def _scatter_src(self, index, src, *, dim):
-    return self.at[_grid(index, dim)].set(src[_crop(index.shape)])
+    s, i, src = _nonempty(self, index, src)
+    return s.at[_grid(i, dim)].set(src[_crop(i.shape)]).reshape(self.shape)
 
 
 @_scatter_src.derivative
-def _(grad, index, src_shape, dim):
-    key = _grid(index, dim)
-    return grad.at[key].set(0), jnp.zeros(src_shape, grad.dtype).at[_crop(index.shape)].set(grad[key])
+def _(grad, index, src_shape, dim, grad_input_mask):
+    g, i = _nonempty(grad, index)
+    key = _grid(i, dim)
+    if grad_input_mask[1]:
+        _src_grad("ScatterBackward0", src_shape, index)
+    src_grad = jnp.zeros(_ne(src_shape), grad.dtype).at[_crop(i.shape)].set(g[key]).reshape(src_shape)
+    return g.at[key].set(0).reshape(grad.shape), src_grad
 
 
 @op("ScatterBackward1", save=("index",), nondiff=("index", "value"), attrs=("dim",), unsigned=("dim",))
 def _scatter_value(self, index, value, *, dim):
-    return self.at[_grid(index, dim)].set(value.astype(self.dtype))
+    s, i = _nonempty(self, index)
+    return s.at[_grid(i, dim)].set(value.astype(self.dtype)).reshape(self.shape)
 
 
 @_scatter_value.derivative
 def _(grad, index, dim):
-    return grad.at[_grid(index, dim)].set(0)
+    g, i = _nonempty(grad, index)
+    return g.at[_grid(i, dim)].set(0).reshape(grad.shape)
 
 
 def _scatter_args(input, dim, index, src):
@@ -696,6 +753,7 @@ def _scatter_(self, dim, index, src=None, *, value=None):
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
+    _check_input_overlap(self, (index, src), strict=True)
     if isinstance(src, Tensor):
         return _apply_inplace(_scatter_src, self, (self, index, src), (dim,))
     return _apply_inplace(_scatter_value, self, (self, index, _scalar(src)), (dim,))
@@ -715,6 +773,7 @@ def scatter(input, dim, index, src=None, *, value=None):
 
 def _scatter_add_(self, dim, index, src):
     dim = _scatter_args(self, dim, index, src)
+    _check_input_overlap(self, (index, src), strict=True)
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
 
 
@@ -728,7 +787,9 @@ def scatter_add(input, dim, index, src):
 @op("IndexAddBackward0", save={"index": ("source",), "source": ("source",)}, nondiff=("index",),
     attrs=("alpha", "dim", "source_dim"), unsigned=("dim",))
 def _index_add(self, index, source, *, dim, alpha, source_dim):
-    dim %= max(self.ndim, 1)
+    if self.ndim == 0:  # then source is 0-d and the index one 0 (checked)
+        return self + (source * alpha if alpha != 1 else source).astype(self.dtype)
+    dim %= self.ndim
     src = source if source.ndim == self.ndim else source.reshape(source.shape[:dim] + (1,) + source.shape[dim:])
     if alpha != 1:
         src = src * alpha
@@ -739,11 +800,13 @@ def _index_add(self, index, source, *, dim, alpha, source_dim):
 def _(grad, index, source_shape, dim, alpha):
     if index is None:
         return grad, None
-    g = jnp.take(grad, index.reshape(-1), axis=dim)
+    if grad.ndim and not grad.shape[dim] and index.size:  # torch's grad.index_select(dim, index)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    g = jnp.take(grad, index.reshape(-1), axis=dim) if grad.ndim else grad
     return grad, (g * alpha if alpha != 1 else g).reshape(source_shape)
 
 
-def _index_add_args(self, dim, index, source):
+def _index_add_args(self, dim, index, source, alpha=1):
     """torch's checks of index_add; returns dim as given (torch saves it so)."""
     raw, dim = dim, _wrap_dim(dim, self.ndim)
     if index.ndim > 1:
@@ -755,27 +818,39 @@ def _index_add_args(self, dim, index, source):
     if source._data.dtype != self._data.dtype:
         raise RuntimeError(f"index_add_(): self ({_type_word(self._data.dtype)}) and source "
                            f"({_type_word(source._data.dtype)}) must have the same scalar type")
+    if dim != 0 and dim >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {dim} is out of bounds of the source tensor with dim "
+                           f"{source.ndim}")
     n = index.numel()
-    if source.ndim and n != source.shape[dim]:
+    if n != (source.shape[dim] if source.ndim else 1):
+        if not source.ndim:  # torch's message reads source.size(dim)
+            raise _no_dims(dim)
         raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): "
                            f"({source.shape[dim]}), for dim: {dim}")
-    if source.ndim and [s for d, s in enumerate(self.shape) if d != dim] != \
-            [s for d, s in enumerate(source.shape) if d != dim]:
+    keep = source.ndim and self.ndim  # torch compares the sizes without dim only when neither is 0-d
+    if [s for d, s in enumerate(self.shape) if d != dim or not keep] != \
+            [s for d, s in enumerate(source.shape) if d != dim or not keep]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {_shape_str(self.shape)} source.shape = {_shape_str(source.shape)}")
-    _check_bounds(index, self.shape[dim] if self.ndim else 1, dim)
+    if self.ndim > 1 and not self.numel():
+        pass  # torch's CPU kernel has nothing to do
+    elif self.ndim > 1 and dim in (0, self.ndim - 1) and index._data.dtype == np.int64 and alpha == 1:
+        _check_bounds(index, self.shape[dim], dim)  # torch's CPU kernel scatters (scatter's bounds message)
+    else:
+        _check_bounds(index, self.shape[dim] if self.ndim else 1, dim, IndexError, msg="index out of range in self")
     return raw
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
-    dim = _index_add_args(self, dim, index, source)
+    dim = _index_add_args(self, dim, index, source, alpha)
+    _check_input_overlap(self, (index, source), strict=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
 
 @public(inplace=_index_add_)
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of input with ``alpha * source`` added at ``index`` along dim (IndexAddBackward0)."""
-    dim = _index_add_args(input, dim, index, source)
+    dim = _index_add_args(input, dim, index, source, alpha)
     return _apply(_index_add, (input, index, source), (dim, alpha, source.ndim))
 
 
@@ -823,7 +898,11 @@ def _masked_fill_(self, mask, value):
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
+    _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item())
     return _apply_inplace(entry, self, (self, mask, value), (), ("masked_fill_",))
+
+
+_OWN_INPUT_CHECK.update((_scatter_src, _scatter_value, _scatter_add, _index_add, _masked_fill, _masked_fill_t))
 
 
 @public(inplace=_masked_fill_)
@@ -841,14 +920,16 @@ def masked_fill(input, mask, value):
     padded=lambda statics: ((_bucket(statics[0]),), 0, statics[0], _bucket(statics[0])))
 def _masked_select(self, mask, *, count):
     shape = jnp.broadcast_shapes(self.shape, mask.shape)
-    return jnp.broadcast_to(self, shape)[jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)]
+    return jnp.broadcast_to(self, shape).reshape(-1)[jnp.nonzero(jnp.broadcast_to(mask, shape).reshape(-1),
+                                                                 size=count)]
 
 
 @_masked_select.derivative
 def _(grad, mask, self_shape, count):
     shape = jnp.broadcast_shapes(self_shape, mask.shape)
-    key = jnp.nonzero(jnp.broadcast_to(mask, shape), size=count)
-    return jnp.zeros(shape, grad.dtype).at[key].add(grad)  # the table sums it back to self's shape
+    key = jnp.nonzero(jnp.broadcast_to(mask, shape).reshape(-1), size=count)
+    out = jnp.zeros(math.prod(shape), grad.dtype).at[key].add(grad).reshape(shape)  # the table sums it to self's
+    return out + grad.sum() if not count else out  # torch's masked_scatter uses grad even when it is empty
 
 
 @public
@@ -869,7 +950,8 @@ def nonzero(input, *, as_tuple=False):
     a = _host(input)
     if as_tuple:
         return tuple(_wrap(jnp.asarray(i, jnp.int64)) for i in np.nonzero(np.atleast_1d(a)))
-    return _wrap(jnp.asarray(np.argwhere(a), jnp.int64))
+    cols = np.argwhere(a).astype(np.int64)
+    return _laid_out(_wrap(jnp.asarray(cols)), jnp.asarray(cols.T), (1, len(cols)))  # torch's column-major result
 
 
 @public

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import opt_einsum as _opt_einsum  # torch's contraction path for einsum of 3+ operands
 
-from .._tensor import Tensor, _type_string
+from .._tensor import Tensor, _type_string, _message_type
 from . import _registry
 from ._registry import op, _apply
 from ._bind import public
@@ -304,7 +304,7 @@ def _check_expand(t, target):
     shape = tuple(t.shape)
     lead = len(target) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand({_type_string(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): the number "
+        raise RuntimeError(f"expand({_message_type(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): the number "
                            f"of sizes provided ({len(target)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({len(shape)})")
     for i, s in reversed(list(enumerate(shape))):  # torch reports the last mismatching dim

@@ -20,10 +20,10 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef, _refused
-from ._views import _commit
+from ._views import _commit, _OWN_INPUT_CHECK
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
-from ._util import _broadcast_shape
+from ._util import _broadcast_shape, _check_broadcast
 from .creation import _check_fits
 from .shape import _select
 from . import _layout
@@ -1201,7 +1201,12 @@ def rsub(input, other, *, alpha=1):
     if alpha != 1:
         _check_alpha(dt, alpha)
     entry = _rsub_tensor if _is_tensor_operand(other) else _rsub_scalar
-    return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
+    try:
+        return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
+    except RuntimeError:
+        if entry is _rsub_tensor:  # torch computes other - input: its broadcast error names them in that order
+            _check_broadcast([_wrap_scalar(other)._data, _wrap_scalar(input)._data])
+        raise
 
 
 def _mul_(self, other):
@@ -1748,8 +1753,14 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in kinds:
+                _check_broadcast([a._data for a in args if isinstance(a, Tensor)])  # torch checks shapes first
                 raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_type_word(dt)}\'')
-        out = _wrap(jitted(*[a._data if isinstance(a, Tensor) else a for a in args]))
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        try:
+            out = _wrap(jitted(*arrays))
+        except (TypeError, ValueError):  # JAX's shape errors: torch's when the operands do not broadcast
+            _check_broadcast([a for a in arrays if hasattr(a, "shape")])
+            raise
         return _layout.laid_out(_layout.ti, [a for a in args if isinstance(a, Tensor)], (out,))[0]
 
     def call_(self, *args):  # torch's checks, then the result written in self's dtype (no history)
@@ -1863,8 +1874,7 @@ def _check_same_dtype(input, other):
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether all elements are close: |input - other| <= atol + rtol * |other|."""
-    _check_same_dtype(input, other)
-    return bool(jnp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
 def _with_version(t, version):
@@ -1881,7 +1891,11 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     for name, v in (("rtol", rtol), ("atol", atol)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
-    result = _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        result = _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError:  # torch's error when the operands do not broadcast
+        _check_broadcast([input._data, other._data])
+        raise
     result = _layout.laid_out(_layout.ti, (input, other), (result,))[0]
     return _with_version(result, int(equal_nan and input._data.dtype.kind in "fcV") + int(rtol != 0 or atol != 0))
 
@@ -1918,6 +1932,9 @@ def _(grad):
 @op("FillBackward3", save=(), attrs=(), const_grads=(0,), real_grads=False)
 def _fill_tensor(self, value):
     return jnp.full_like(self, value.astype(self.dtype))
+
+
+_OWN_INPUT_CHECK.add(_fill_tensor)  # torch reads the value with item(): it may share self's memory
 
 
 @_fill_tensor.derivative

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
+from .._tensor import Tensor, _wrap, _wrap_dim, _message_type
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _compute_stride, _detach_alias
@@ -190,15 +190,16 @@ def unflatten(input, dim, sizes):
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    if sizes.count(-1) > 1:
-        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
-    known = math.prod(s for s in sizes if s != -1)
-    if -1 in sizes and known and shape[d] % known == 0:
-        sizes = tuple(shape[d] // known if s == -1 else s for s in sizes)
-    if -1 in sizes or math.prod(sizes) != shape[d]:
+    try:  # torch's infer_size of the dim's size; its errors but the size mismatch are "unexpected"
+        if not shape:
+            raise RuntimeError(f"Dimension specified as {d} but tensor has no dimensions")
+        inferred = _infer_shape(sizes, shape[d])
+    except RuntimeError as e:
+        if "is invalid for input of size" not in str(e):
+            raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
-                           f"({shape[d]}) in the input tensor")
-    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+                           f"({shape[d]}) in the input tensor") from None
+    return reshape(input, shape[:d] + inferred + shape[d + 1:])
 
 
 # ----- select / slice / unsqueeze / alias (also the basic steps of indexing.py's x[...]) ----------------------
@@ -525,7 +526,7 @@ def _expand_shape(input, sizes):
     """torch's expand geometry: resolve -1, check singleton dims, with torch's messages."""
     shape, n = input.shape, len(sizes)
     if n < len(shape):
-        raise RuntimeError(f"expand({_type_string(input._data.dtype)}{{{list(shape)}}}, size={list(sizes)}): the "
+        raise RuntimeError(f"expand({_message_type(input._data.dtype)}{{{list(shape)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({n}) must be greater or equal to the number of dimensions in "
                            f"the tensor ({len(shape)})")
     out = list(sizes)
@@ -736,7 +737,7 @@ def _split_dim(input, dim, fname):
 
 
 def _split_with_sizes(input, sizes, dim):
-    size = _split_dim(input, dim, "split_with_sizes")
+    size = _split_dim(input, dim, "split")  # torch's message names split here too
     sizes = tuple(int(s) for s in sizes)
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "

@@ -3,7 +3,6 @@ searchsorted, bucketize. Values are differentiable (torch's nodes: the gradient 
 indices are int64. NaN sorts as the largest value, as in torch."""
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ._registry import op, _apply
