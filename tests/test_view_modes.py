@@ -408,3 +408,19 @@ def test_matrix_transposes(shape, dtype, fn):
         if not isinstance(r, tuple):
             see("grad", lambda: _values(m.autograd.grad((r * r.detach().conj()).real.sum(), x)))
     check(program)
+
+
+def test_views_torch_refuses_to_rebuild_and_the_base_flag():
+    def program(m, see):
+        x = _leaf(m)
+        with m.no_grad():
+            v = x[0]
+        u = x.unbind()[1]
+        with m.no_grad():
+            x.add_(1)
+        x.requires_grad_(False)  # the no_grad view follows its base; the unbind output keeps its (stale) node
+        see("after", (v, u))
+        see("grad of the no_grad view", lambda: v.grad)
+        x.requires_grad_(True)
+        see("again", (v, u))
+    check(program)

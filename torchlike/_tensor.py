@@ -112,6 +112,7 @@ class Tensor:
     #                    (an output of split/unbind/...) or "custom" (an output of a custom Function)
     _view_error = None  # such a view after its base was modified (its grad_fn is then None): (the error reading
     #                     grad_fn raises, the error an in-place write on it raises, whether it had a grad_fn)
+    _view_error_off = None  # _view_error of a view without history while its base does not require grad
     _detached = None  # after detach_() of a non-leaf: (its grad_fn's sequence number, the detach_'s)
     _rg_own = False  # views: requires_grad set on the view itself (else it requires grad as long as its base does)
     _fw_tangent = None  # forward-mode AD: this tensor's tangent (a Tensor) at the active dual level
@@ -553,11 +554,18 @@ class Tensor:
 
 
 def _refresh_views(base):
-    """After ``base``'s requires_grad changed: its views without history require grad as it does."""
+    """After ``base``'s requires_grad changed: its views without history require grad as it does (and the error of
+    one torch refuses to rebuild holds only while they do)."""
+    rg = base._requires_grad
     for ref in base._storage.members:
         v = ref()
-        if v is not None and v._base is base and v._grad_fn is None and v._view_error is None:
-            v._requires_grad = v._rg_own or base._requires_grad
+        if v is None or v._base is not base or v._grad_fn is not None or v._view_error and v._view_error[2]:
+            continue
+        v._requires_grad = v._rg_own or rg
+        if rg and v._view_error_off is not None:
+            v._view_error, v._view_error_off = v._view_error_off, None
+        elif not rg and v._view_error is not None:
+            v._view_error, v._view_error_off = None, v._view_error
 
 
 def _rebuild(array, requires_grad):
