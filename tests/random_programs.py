@@ -51,23 +51,6 @@ GRAD_MODE_WEIGHTS = [40, 3, 0.5, 0.7]
 KNOWN_OPEN = {
     "expanded_write": {"why": "issue 12: writes into a tensor that overlaps itself (expand()-ed: fill_, zero_, "
                               "masked_fill_, index_put_, setitem, out=) are refused where torch lets some through"},
-    "inference_mode": {"why": "GEN_REPORT class D: tensors made under inference_mode track a version counter (torch: "
-                              "reading _version raises) and views of normal tensors made there are inference tensors",
-                       "when": lambda X, a, b, c: X.mode == "inference_mode"},
-    "conj_view": {"why": "GEN_REPORT class W: conj of a complex tensor is not a view (torch: _is_view() is True)",
-                  "when": lambda X, a, b, c: X.name == "conj" and _is(a, "complex")},
-    "mT_0d": {"why": "GEN_REPORT class AB: x.mT of a 0-d tensor raises (torch returns the tensor)",
-              "when": lambda X, a, b, c: X.name == "mT" and a.dim() == 0},
-    "detach_saved": {"why": "GEN_REPORT class T: backward through a saved tensor that was detach_()-ed later runs "
-                            "(torch: 'Trying to use a saved tensor that has been detached in-place')",
-                     "when": lambda X, a, b, c: X.name == "detach_" and a.grad_fn is not None},
-    "detach_leaf_views": {"why": "GEN_REPORT class AL: after leaf.detach_(), a write through a view made before "
-                                 "runs and turns the leaf into a CopySlices non-leaf that requires grad (torch: 'a "
-                                 "view of a leaf Variable that requires grad is being used in an in-place operation')",
-                          "when": lambda X, a, b, c: X.name == "detach_" and a.is_leaf and a.requires_grad},
-    "view_grad_mode": {"why": "GEN_REPORT class D: a view made under no_grad of a tensor that requires grad does not "
-                              "require grad (torch: it does)",
-                       "when": lambda X, a, b, c: X.mode == "no_grad" and X.name in VIEW_OPS},
     "inplace_compare_int": {"why": "GEN_REPORT class C (rest): an in-place comparison into an integer or bool tensor "
                                    "with an operand that requires grad: torch records LtBackward1 on the integer "
                                    "tensor (it requires grad; later ops raise 'Autograd not support dtype: Long' or an "
@@ -78,6 +61,12 @@ KNOWN_OPEN = {
                          "resizes out before it reads the inputs (so reads the resized memory), or refuses the "
                          "overlap ('some elements of the input tensor and the written-to tensor refer to a single "
                          "memory location'); torchlike computes from the inputs' values first"},
+    "inference_input_version": {"why": "torch's kernels run their internal writes into a result (clone, to, sum, "
+                                       "mean, max(dim), mv, nonzero, ...) through version bumps when an input is an "
+                                       "inference tensor outside inference_mode: such results are at _version 1 or "
+                                       "2 in torch, 0 here",
+                                "when": lambda X, a, b, c: X.mode != "inference_mode" and any(
+                                    getattr(t, "is_inference", lambda: False)() for t in (a, b, c))},
 }
 # Differences the README keeps (not bugs): the generator always avoids them.
 KEPT = {
@@ -86,10 +75,6 @@ KEPT = {
 }
 RESHAPING = {"reshape", "reshape_as", "flatten", "ravel", "outer", "dot", "mm", "mv", "bmm", "baddbmm", "addmm",
              "take_along_dim", "out"}
-VIEW_OPS = {"t", "T", "mT", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "view", "view_as",
-            "reshape", "reshape_as", "flatten", "unflatten", "ravel", "squeeze", "unsqueeze", "expand", "expand_as",
-            "select", "narrow", "diagonal", "split", "chunk", "unbind", "getitem", "real", "imag", "detach",
-            "contiguous", "to_dtype", "type_as", "conj", "resolve_conj", "resolve_neg", "positive"}
 
 
 def _grows(a, b):

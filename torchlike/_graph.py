@@ -6,7 +6,6 @@ for its formula, and its hooks. Nodes never hold their output tensors, so there 
 Tensor <-> Node reference cycle: a graph is freed the moment its last output tensor goes.
 """
 import collections
-import itertools
 import threading
 import weakref
 
@@ -19,7 +18,6 @@ from ._dtype import _from_np
 from ._tensor import Size, Tensor, _message_type, _wrap
 from .utils.hooks import _Hooks, _add_hook
 
-_seq_counter = itertools.count()
 _FREED = type("_Freed", (), {"__repr__": lambda self: "<freed>"})()  # a released saved-tensor slot
 
 
@@ -138,10 +136,15 @@ class AccumulateGrad(Node):
 
 
 def grad_accumulator(t):
-    """The AccumulateGrad of leaf ``t`` (one per leaf while any graph holds it, as in torch)."""
+    """The AccumulateGrad of leaf ``t`` (one per leaf while any graph holds it, as in torch); None for a view that
+    requires grad only because its base does."""
     ref = t._acc_ref
     acc = ref() if ref is not None else None
     if acc is None:
+        if t._view_error is not None:  # a view torch will not rebuild: reading its grad_fn raises
+            raise RuntimeError(t._view_error[0])
+        if t._base is not None and not t._rg_own and t._base._requires_grad:
+            return None  # a view made without history requires grad through its base, but has no edge (torch)
         acc = AccumulateGrad(t)
         t._acc_ref = weakref.ref(acc)
     return acc
@@ -265,7 +268,7 @@ class _HookedSavedTensor:
         self.output_nr = output_nr  # >= 0 for a saved output of the owning node
         self.edge = gradient_edge(tensor) if output_nr < 0 and tensor._requires_grad else None
 
-    def unpack(self, node):
+    def unpack(self, node, user=False):
         """A new tensor with unpack's data and the saved tensor's autograd metadata (as torch overwrites it)."""
         t = self.unpack_hook(self.packed)
         if not isinstance(t, Tensor):
@@ -281,7 +284,7 @@ class _HookedSavedTensor:
                 out._grad_fn, out._output_nr = fn, nr
         return out
 
-    def unpack_data(self, node):
+    def unpack_data(self, node, user=False):
         return self.unpack(node)._data
 
 
@@ -297,15 +300,21 @@ class _SavedTensor:
         self.version = vc.version if vc is not None else 0
         self.output_nr = output_nr  # >= 0 for a saved output of the owning node
 
-    def unpack_data(self, node):
+    def unpack_data(self, node, user=False):
+        t = self.tensor
+        if t is not None and t._detached is not None and t._grad_fn is None and not user:
+            made, detached = t._detached  # torch: saved a non-leaf that was detach_()-ed since (not for _saved_*)
+            if made < node._seq < detached:
+                raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                                   "This is not supported, please use out-of-place `.detach()` instead")
         vc = self.vc
         if vc is not None and vc.version != self.version:
             raise RuntimeError(self._modified_message(node))
         return self.data
 
-    def unpack(self, node):
-        """The Tensor for ``_saved_*`` and for create_graph: the input itself, or the output re-wrapped."""
-        data = self.unpack_data(node)
+    def unpack(self, node, user=False):
+        """The Tensor for ``_saved_*`` (``user``) and for create_graph: the input itself, or the output re-wrapped."""
+        data = self.unpack_data(node, user)
         if self.tensor is not None:
             return self.tensor
         t = _wrap(data)
@@ -391,7 +400,7 @@ def _saved_property(index):
         s = node._for_backward[index]
         if s is _FREED:
             raise RuntimeError(_FREED_MSG)
-        return s.unpack(node) if s is not None else None
+        return s.unpack(node, True) if s is not None else None
     return property(get)
 
 

@@ -6,6 +6,7 @@ attribute; the version counter is made on first need (saved for backward, mutate
 Methods that need ops or the engine (``sin``, ``__add__``, ``to``, ``detach``, ``backward``, ``Tensor(data)``,
 ...) are declared where they are implemented and bound by the one binding pass (``torchlike/ops/_bind.py``).
 """
+import itertools
 import warnings
 import weakref
 
@@ -26,6 +27,30 @@ class _VersionCounter:
 
     def __init__(self):
         self.version = 0
+
+
+_seq_counter = itertools.count()  # nodes' sequence numbers (torch's sequence_nr)
+
+
+class _NoVersionCounter:
+    """Inference tensors': torch keeps no version counter (reading ``_version`` raises). As in torch, a write outside
+    inference mode is refused when it bumps the version, so after the data was written."""
+    __slots__ = ()
+
+    @property
+    def version(self):
+        return 0
+
+    @version.setter
+    def version(self, value):
+        if not _gm._state.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get "
+                "a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                "details.")
+
+
+_NO_VC = _NoVersionCounter()
 
 
 _NONLEAF_GRAD_WARNING = (
@@ -73,6 +98,7 @@ def _wrap(data):
     t._data = data
     if _gm._state.inference:
         t._is_inference = True
+        t._vc = _NO_VC
     return t
 
 
@@ -94,9 +120,15 @@ class Tensor:
     _ageom = None  # views: the same geometry relative to _base (what CopySlices / AsStridedBackward0 use)
     _view_meta = None  # views torch forbids to modify in place: "no_grad" (made in no_grad mode), "multi"
     #                    (an output of split/unbind/...) or "custom" (an output of a custom Function)
-    _view_error = None  # such a view after its base was modified: the error reading grad_fn raises
+    _view_error = None  # such a view after its base was modified (its grad_fn is then None): (the error reading
+    #                     grad_fn raises, the error an in-place write on it raises, whether it had a grad_fn)
+    _view_error_off = None  # _view_error of a view without history while its base does not require grad
+    _detached = None  # after detach_() of a non-leaf: (its grad_fn's sequence number, the detach_'s)
+    _rg_own = False  # views: requires_grad set on the view itself (else it requires grad as long as its base does)
     _fw_tangent = None  # forward-mode AD: this tensor's tangent (a Tensor) at the active dual level
     _is_inference = False
+    _conj = False  # torch's conj bit: the tensor reads its storage conjugated (a conj() view)
+    _vfn = None  # views with a conj() in their chain from the base: the chain (ops/_views._chain)
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
 
@@ -104,7 +136,7 @@ class Tensor:
     @property
     def grad_fn(self):
         if self._view_error is not None:  # a view torch will not rebuild after its base was modified
-            raise RuntimeError(self._view_error)
+            raise RuntimeError(self._view_error[0])
         return self._grad_fn
 
     @property
@@ -123,7 +155,18 @@ class Tensor:
             raise RuntimeError(msg)
         if value and not _differentiable_dtype(self._data.dtype):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        self._requires_grad = bool(value)
+        self._set_requires_grad(value)
+
+    def _set_requires_grad(self, value):
+        """A leaf's flag; a view without history keeps requiring grad while its base does, and the base's views
+        follow it (torch's DifferentiableViewMeta::requires_grad)."""
+        base = self._base
+        if base is not None:
+            self._rg_own = value
+            value = value or base._requires_grad
+        self._requires_grad = value
+        if self._storage is not None:
+            _refresh_views(self)
 
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad in place; returns self."""
@@ -138,11 +181,13 @@ class Tensor:
             return self
         if requires_grad and not _differentiable_dtype(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        self._requires_grad = bool(requires_grad)
+        self._set_requires_grad(requires_grad)
         return self
 
     @property
     def is_leaf(self):
+        if self._view_error is not None:
+            raise RuntimeError(self._view_error[0])
         return self._grad_fn is None
 
     @property
@@ -152,6 +197,8 @@ class Tensor:
     @property
     def _version(self):
         vc = self._vc
+        if vc is _NO_VC:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return vc.version if vc is not None else 0
 
     def _version_counter(self):
@@ -166,7 +213,8 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+        if (self._grad_fn is not None or self._view_error is not None and self._view_error[2]) and \
+                not self._retains_grad and self._grad is None:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -209,6 +257,8 @@ class Tensor:
         """Make a non-leaf's ``.grad`` populate during backward (a no-op on leaves)."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._view_error is not None and self._view_error[2]:
+            raise RuntimeError(self._view_error[0])
         if self._grad_fn is None or self._retains_grad:
             return
         node = self._grad_fn
@@ -221,6 +271,8 @@ class Tensor:
         """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._view_error is not None:
+            raise RuntimeError(self._view_error[0])
         if self._grad_fn is not None:
             return self._grad_fn._register_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
@@ -247,10 +299,14 @@ class Tensor:
                 "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        if self._grad_fn is not None:  # saved tensors of later nodes refuse to unpack (torch)
+            self._detached = (self._grad_fn._seq, next(_seq_counter))
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
         self._fw_tangent = None  # torch drops the forward-mode tangent too
+        if self._storage is not None:
+            _refresh_views(self)
         return self
 
     # ----- array metadata ----------------------------------------------------------------
@@ -329,6 +385,9 @@ class Tensor:
     def is_complex(self):
         return self.dtype.is_complex
 
+    def is_conj(self):
+        return self._conj
+
     def is_contiguous(self, memory_format=None):
         g = self._sgeom
         if g is None:
@@ -386,6 +445,9 @@ class Tensor:
     def numpy(self, *, force=False):
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._conj:
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                               "tensor.resolve_conj().numpy() instead.")
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -495,6 +557,21 @@ class Tensor:
 
     def type_as(self, other):
         return self.to(other.dtype)
+
+
+def _refresh_views(base):
+    """After ``base``'s requires_grad changed: its views without history require grad as it does (and the error of
+    one torch refuses to rebuild holds only while they do)."""
+    rg = base._requires_grad
+    for ref in base._storage.members:
+        v = ref()
+        if v is None or v._base is not base or v._grad_fn is not None or v._view_error and v._view_error[2]:
+            continue
+        v._requires_grad = v._rg_own or rg
+        if rg and v._view_error_off is not None:
+            v._view_error, v._view_error_off = v._view_error_off, None
+        elif not rg and v._view_error is not None:
+            v._view_error, v._view_error_off = None, v._view_error
 
 
 def _rebuild(array, requires_grad):

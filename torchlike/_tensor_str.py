@@ -228,6 +228,8 @@ def _str(t):
     node = t._grad_fn
     if node is not None:
         suffixes.append(f"grad_fn=<{node.name().rsplit('::', 1)[-1]}>")
+    elif t._view_error is not None:  # a view whose grad_fn torch refuses to rebuild
+        suffixes.append("grad_fn=<Invalid>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     out = _add_suffixes(prefix + body, suffixes, indent)

@@ -71,7 +71,7 @@ class FunctionCtx:
         saved = self._for_backward
         if FREED in saved:
             raise RuntimeError(FREED_MSG)
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        return tuple(None if s is None else s.unpack(self, True) for s in saved)
 
     @property
     def saved_variables(self):

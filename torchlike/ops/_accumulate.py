@@ -13,7 +13,9 @@ def accumulate(variable, grad):
     if grad is None:
         return
     old = variable._grad
-    if _gm._state.grad_enabled:  # create_graph: keep the gradient's history (a first .grad is torch's CopyBackwards)
+    if not variable._requires_grad:  # torch: a leaf detach_()-ed since the graph was made gets nothing (hooks run)
+        pass
+    elif _gm._state.grad_enabled:  # create_graph: keep the gradient's history (a first .grad is CopyBackwards)
         variable._grad = _apply(_copy_from, (None, grad), ()) if old is None else old + grad
     elif old is None:
         variable._grad = _wrap(grad._data)  # a new tensor sharing the (immutable) array

@@ -135,7 +135,7 @@ _FUNCTIONS = {
     "arctan2 atan2 hypot logaddexp logical_and logical_or logical_xor matmul maximum minimum mul":
         "Tensor input, Tensor other, *, Tensor out=None",
     "argmax argmin": "Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None",
-    "argwhere conj detach imag isfinite isinf isnan isreal positive ravel real relu resolve_conj "
+    "adjoint argwhere conj detach imag isfinite isinf isnan isreal positive ravel real relu resolve_conj "
     "resolve_neg t":
         "Tensor input",
     "baddbmm":
@@ -423,8 +423,8 @@ _METHODS = {
     "repeat": "SymIntArrayRef repeats",
     "retain_grad": "",
     "view": "ScalarType dtype | SymIntArrayRef size",
-    "__invert__ data_ptr detach_ dim element_size get_device is_complex is_floating_point item ndimension nelement "
-    "numel storage_offset tolist": "",
+    "__invert__ adjoint data_ptr detach_ dim element_size get_device is_complex is_conj is_floating_point item "
+    "ndimension nelement numel storage_offset tolist": "",
     "size stride": "int64_t? dim=None",
     "requires_grad_": "bool requires_grad=True",
     "nonzero": " | *, bool as_tuple",

@@ -13,9 +13,9 @@ and saved tensors, and every output (or in-place target) its history, in one way
 """
 import weakref
 
-from .._tensor import Tensor, _new, _wrap
+from .._tensor import Tensor, _new, _seq_counter, _wrap
 from .._anomaly_mode import _anomaly, _forward_trace
-from .._graph import _HookedSavedTensor, _SavedTensor, _saved_hooks, _seq_counter, grad_accumulator
+from .._graph import _HookedSavedTensor, _SavedTensor, _saved_hooks, grad_accumulator
 
 _ONE_TRUE = (True,)
 
@@ -45,8 +45,9 @@ def connect(node, inputs, avals):
                 edges.append((t._grad_fn, t._output_nr))
                 mask.append(True)
             else:
-                edges.append((grad_accumulator(t), 0))
-                mask.append(True)
+                acc = grad_accumulator(t)
+                edges.append((acc, 0))
+                mask.append(acc is not None)
         node.next_functions = tuple(edges)
         node._mask = tuple(mask)
     node._in_meta = avals

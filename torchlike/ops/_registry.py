@@ -583,19 +583,12 @@ def _scalar(value):
     return t
 
 
-_INFERENCE_INPLACE_MSG = (
-    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
-    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
-
-
 def _check_inplace(target, overlap=None):
     """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace)."""
-    if target._is_inference and not _gm._state.inference:
-        raise RuntimeError(_INFERENCE_INPLACE_MSG)
-    if _gm._state.grad_enabled:
-        if target._view_meta is not None and target._base._requires_grad:  # a view torch forbids to modify
+    if _gm._state.grad_enabled and target._requires_grad:
+        if target._base is not None:  # torch's check_inplace: a view torch forbids to modify, a view of a leaf
             _views._check_view_inplace(target)
-        if target._requires_grad and target._grad_fn is None:
+        elif target._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         base = target._base
         if base is not None and target._requires_grad and base._requires_grad and base._grad_fn is None:

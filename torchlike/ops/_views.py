@@ -17,6 +17,7 @@ requires grad gets a fresh ``AsStridedBackward0`` node on top of the base's curr
 regenerates it (hooks stay on the old node; ``retain_grad`` follows the tensor).
 """
 import functools
+import itertools
 import math
 import warnings
 import weakref
@@ -25,12 +26,12 @@ import jax
 import jax.numpy as jnp
 
 from .. import _grad_mode as _gm
-from .._graph import Node, _seq_counter
-from .._tensor import Tensor, _contiguous_strides, _wrap
+from .._graph import Node
+from .._tensor import Tensor, _NO_VC, _contiguous_strides, _new, _seq_counter, _wrap
 from ._registry import op, _apply, _check_inplace
 from ._bind import public
 from . import _layout
-from ._record import new_node, record
+from ._record import new_node, record, set_history
 
 
 # ----- storage ---------------------------------------------------------------------------------------------
@@ -72,7 +73,19 @@ def _geom_of(t):
 def _detach_alias(t, out):
     """``out`` shares ``t``'s storage and version counter (``detach()``)."""
     _join(out, _storage_of(t), t._sgeom)
+    if t._conj:
+        out._conj = True
+    if out._is_inference or t._is_inference:
+        return _inference_alias(t, out)
     out._vc = t._version_counter()
+    return out
+
+
+def _inference_alias(t, out):
+    """detach() / .data of or in inference mode: an inference tensor only of an inference tensor; outside inference
+    mode it has a version counter of its own again (torch)."""
+    out._is_inference = t._is_inference
+    out._vc = None if not _gm._state.inference else _NO_VC if t._is_inference else t._version_counter()
     return out
 
 
@@ -81,6 +94,12 @@ def _get_data(self):
     (so ``p.data.add_(...)`` changes ``p`` without autograd noticing, as in torch)."""
     t = _wrap(self._data)
     _join(t, _storage_of(self), self._sgeom)
+    if self._conj:
+        t._conj = True
+    if t._is_inference or self._is_inference:
+        _inference_alias(self, t)
+        if not self._is_inference:
+            t._vc = None
     return t
 
 
@@ -141,6 +160,15 @@ def _(grad, size, stride, storage_offset):
     return flat.at[idx.reshape(-1)].set(0).reshape(grad.shape), jnp.take(flat, idx)
 
 
+@op("ConjBackward0", save=())
+def _conj(self):
+    """conj() of a complex tensor: a view that reads its storage conjugated (torch's conj bit, ``_conj``)."""
+    return jnp.conj(self)
+
+
+_conj.derivative(lambda grad: jnp.conj(grad))
+
+
 def _run(entry, statics, *arrays):
     fwd = entry._fwd.get(statics)
     if fwd is None:
@@ -156,18 +184,27 @@ def _scatter_changed(flat, old, new, size, stride, storage_offset):
     return flat.reshape(-1).at[idx].set(new.reshape(-1), mode="drop").reshape(flat.shape)
 
 
+def _read(m, data):
+    """Member ``m``'s values in storage array ``data``."""
+    g = m._sgeom
+    out = data if g is None else _run(_as_strided, g, data)
+    return jnp.conj(out) if m._conj else out
+
+
 def _write(t, data, old=None):
     """Write ``data`` (t's new values; ``old``: its values before, if t already holds ``data``) into t's storage
     and refresh every other live member."""
     storage = t._storage
     geom = t._sgeom
+    raw = jnp.conj(data) if t._conj else data  # what the storage holds
     if geom is None:
-        storage.data = data
+        storage.data = raw
     elif _overlaps(geom):
-        storage.data = _scatter_changed(storage.data, t._data if old is None else old, data, *geom)
-        data = _run(_as_strided, geom, storage.data)  # what every element sharing the memory now holds
+        old = t._data if old is None else old
+        storage.data = _scatter_changed(storage.data, jnp.conj(old) if t._conj else old, raw, *geom)
+        data = _read(t, storage.data)  # what every element sharing the memory now holds
     else:
-        storage.data = _run(_as_strided_scatter, geom, storage.data, data)
+        storage.data = _run(_as_strided_scatter, geom, storage.data, raw)
     t._data = data
     live = []
     for ref in storage.members:
@@ -176,8 +213,7 @@ def _write(t, data, old=None):
             continue
         live.append(ref)
         if m is not t:
-            g = m._sgeom
-            m._data = storage.data if g is None else _run(_as_strided, g, storage.data)
+            m._data = _read(m, storage.data)
     storage.members = live
 
 
@@ -218,10 +254,15 @@ def _regenerate(storage):
         base = v._base
         if v._grad_fn is None and not base._requires_grad:
             continue
-        if v._view_meta is not None:  # torch refuses to rebuild these: reading grad_fn raises
-            v._view_error = _view_error(v, indirect=True)
+        if v._view_meta is not None:  # torch refuses to rebuild these: reading grad_fn (or using v) raises
+            if v._view_error is None:
+                v._view_error = (_view_error(v, indirect=True), _view_error(v), v._grad_fn is not None)
+                v._grad_fn, v._output_nr, v._requires_grad = None, 0, True
             continue
-        node = new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
+        if v._vfn is not None:  # torch replays a chain with conj() (it has no strided form)
+            node = _replay(v, base)
+        else:
+            node = new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
         _set_grad_fn(v, node)
 
 
@@ -265,36 +306,102 @@ def _view_apply(entry, input, statics, geom=None):
             parent = parent or (shape, _contiguous_strides(shape), 0)
             ageoms = _rules[entry](*parent, *statics)
             ageoms = ageoms if multi else (ageoms,)
-    if input._view_meta is not None:
-        meta = input._view_meta
-    elif not _gm._state.grad_enabled:
-        meta = "no_grad"
-    else:
-        meta = None
+    if entry is _conj or input._vfn is not None:  # a conj() in the chain from the base
+        for o, chain in zip(outs, _chain(entry, input, statics, multi)):
+            o._vfn = chain
+            o._conj = input._conj is not (entry is _conj)
+    state = _gm._state
+    if state.inference or input._is_inference:
+        _inference_views(input, outs, storage, geoms, vc, base, ageoms)
+        return out
+    meta = ("multi" if multi else None) if state.grad_enabled else "no_grad"
+    prev = input._view_meta  # torch's propagate_creation_meta
+    if meta is None or prev == "inference":
+        meta = prev
+    rg = base._requires_grad
     for o, g, ag in zip(outs, geoms, ageoms):
         _join(o, storage, g)
         o._vc = vc
         o._base = base
         o._ageom = ag
-        o._view_meta = meta if not multi or meta is not None else "multi"
+        o._view_meta = meta
+        if rg:  # made without history (no_grad): requires grad as long as its base does
+            o._requires_grad = True
     return out
 
 
+def _chain(entry, input, statics, multi):
+    """torch's view_fn of views whose chain from the base has a conj(): ("conj" or a geometry) steps, each applied to
+    the previous step's result (consecutive strided views merged); it is replayed when they are regenerated."""
+    steps = input._vfn
+    if steps is None:
+        if input._base is not None and input._ageom is None:  # no geometry in the base (see _check_view_inplace)
+            return itertools.repeat(None)
+        steps = () if input._base is None else (input._ageom,)
+    if entry is _conj:
+        return [steps + ("conj",)]
+    if steps and steps[-1] != "conj":
+        geoms = _rules[entry](*steps[-1], *statics)
+        steps = steps[:-1]
+    else:
+        shape = input._data.aval.shape
+        geoms = _rules[entry](shape, _contiguous_strides(shape), 0, *statics)
+    return [steps + (g,) for g in (geoms if multi else (geoms,))]
+
+
+def _replay(v, base):
+    """The node of view ``v`` regenerated from its base by replaying its chain (ConjBackward0, AsStridedBackward0)."""
+    src, aval = base, base._data.aval
+    for step in v._vfn:
+        out = aval if step == "conj" else aval.update(shape=step[0])
+        node = new_node(_conj if step == "conj" else _as_strided, (src,), (_Aval(aval),), () if step == "conj" else
+                        step, (out,))
+        src, aval = _new(Tensor), out  # stands for the step's result: only its node is read
+        set_history(src, node, 0)
+    return node
+
+
+class _Aval:
+    """Stands for an array of which only the aval is read (nodes made without computing anything)."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+
+def _inference_views(input, outs, storage, geoms, vc, base, ageoms):
+    """Views made in inference mode (of a normal tensor: normal tensors, torch's CreationMeta INFERENCE_MODE) or of an
+    inference tensor (inference tensors that torch does not track as views: no base, no version counter)."""
+    for o, g, ag in zip(outs, geoms, ageoms):
+        _join(o, storage, g)
+        if input._is_inference:
+            o._is_inference = True
+            o._vc = _NO_VC
+            o._grad_fn, o._requires_grad, o._output_nr = None, False, 0
+        else:
+            o._is_inference = False
+            o._vc = vc
+            o._base = base
+            o._ageom = ag
+            o._view_meta = "inference"
+            o._requires_grad = base._requires_grad
+
+
 # ----- in-place on a view: CopySlices -------------------------------------------------------------------
-_NO_GRAD_VIEW_MSG = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).")
-_MULTI_VIEW_MSG = (
-    "Output {} of {} is a view and is being modified inplace. This view is the output of a function that returns "
-    "multiple views. Such functions do not allow the output views to be modified inplace. You should replace the "
-    "inplace operation by an out-of-place one.")
-_CUSTOM_VIEW_MSG = (
-    "Output {} of {} is a view and is being modified inplace. This view was created inside a custom Function (or "
-    "because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom "
-    "backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
-    "can fix this by cloning the output of the custom Function.")
+_MODE_VIEW_MSG = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+    "both the view and the inplace either both inside the {} block (if you don't want the inplace to be tracked) or "
+    "both outside (if you want the inplace to be tracked).")
+_VIEW_MSG_TAIL = {  # torch's handle_view_on_rebase, by creation meta
+    "no_grad": _MODE_VIEW_MSG.format("no_grad"),
+    "inference": _MODE_VIEW_MSG.format("inference_mode"),
+    "multi": " This view is the output of a function that returns multiple views. Such functions do not allow the "
+             "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
+    "custom": " This view was created inside a custom Function (or because an input was returned as-is) and the "
+              "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+              "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+              "output of the custom Function.",
+}
 _EXPANDED_WRITE_MSG = (
     "Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing this operation. This "
     "also applies to advanced indexing e.g. tensor[{}] = {}")
@@ -304,29 +411,29 @@ _OVERLAP_MSG = (
 
 
 def _view_error(view, indirect=False):
-    """torch's message for modifying a view made in no_grad mode or by a multi-output op (``indirect``: its
-    base or another view was modified). A multi-output view without history cannot name its op."""
+    """torch's message (handle_view_on_rebase) for modifying a view made in no_grad or inference mode, by a
+    multi-output op or in a custom Function (``indirect``: its base or another view was modified)."""
     meta = view._view_meta
-    if meta == "custom":
-        name = view._grad_fn.name()
-        msg = _CUSTOM_VIEW_MSG.format(view._output_nr, name[:name.rfind("Backward")])
-    elif meta == "no_grad" or view._grad_fn is None:
-        msg = _NO_GRAD_VIEW_MSG
-        if meta != "no_grad":
-            msg = msg[:msg.index(" Given")] + _MULTI_VIEW_MSG[_MULTI_VIEW_MSG.index(" This view"):]
+    node = view._grad_fn
+    name = node.name()[:node.name().rfind("Backward")] if node is not None else None
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if meta in ("no_grad", "inference") or node is None:
+        prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in" if node is not None
+                  else "A view was created in")
+        msg = (f"{prefix} inference mode and {what} modified inplace in normal mode." if meta == "inference" else
+               f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled.")
     else:
-        name = view._grad_fn.name()
-        msg = _MULTI_VIEW_MSG.format(view._output_nr, name[:name.rfind("Backward")])
-    return msg.replace("is being modified inplace", "its base or another view of its base has been modified "
-                       "inplace", 1) if indirect else msg
+        msg = f"Output {view._output_nr} of {name} is a view and {what} modified inplace."
+    return msg + _VIEW_MSG_TAIL[meta]
 
 
 def _check_view_inplace(target):
     """torch's checks for an in-place op on a view that autograd records (before anything changes)."""
+    if target._view_error is not None:
+        raise RuntimeError(target._view_error[1])
     if target._view_meta is not None:
         raise RuntimeError(_view_error(target))
-    base = target._base
-    if base._grad_fn is None and base._requires_grad:
+    if target._requires_grad and target._base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if target._ageom is None:
         raise NotImplementedError("in-place on a view that torchlike cannot express in its base's layout (a view "
@@ -399,10 +506,11 @@ class CopySlices(Node):
 
     _name = "torch::autograd::CopySlices"
 
-    def __init__(self, base, fn, geom):
+    def __init__(self, base, fn, geom, conj=False):
         self._seq = next(_seq_counter)
         self._fn = fn
         self._geom = geom
+        self._conj = conj  # the view reads its slice conjugated
         edge = (base._grad_fn, base._output_nr) if base._requires_grad else (None, 0)
         self.next_functions = (edge,) + fn.next_functions[1:]
         self._mask = (edge[0] is not None,) + tuple(fn._mask[1:])
@@ -422,11 +530,14 @@ class CopySlices(Node):
         grad = grads[0]
         if mask[0] and _overlaps(self._geom):  # torch copies the result into the overlapping gradient slice
             raise RuntimeError(_OVERLAP_MSG)
-        res = list(self._fn._apply([_apply(_as_strided, (grad,), self._geom)], mask))
+        piece = _apply(_as_strided, (grad,), self._geom)
+        res = list(self._fn._apply([_apply(_conj, (piece,), ()) if self._conj else piece], mask))
         if mask[0]:
             src = res[0]
             if src is None:
                 src = _wrap(jnp.zeros(self._geom[0], grad._data.dtype))
+            elif self._conj:
+                src = _apply(_conj, (src,), ())
             res[0] = _apply(_as_strided_scatter, (grad, src), self._geom)
         return res
 
@@ -437,7 +548,7 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
     base = target._base
     old = target._data
     record(op, args, arrays, statics, outs, inplace=target)
-    node = CopySlices(base, target._grad_fn, target._ageom)
+    node = CopySlices(base, target._grad_fn, target._ageom, target._conj != base._conj)
     _set_grad_fn(base, node)
     _write(target, target._data, old)
     _regenerate(target._storage)
@@ -445,6 +556,9 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
 
 
 # ----- stride rules of torch's view ops -----------------------------------------------------------------
+_rule(_conj)(lambda sizes, strides, offset: (sizes, strides, offset))
+
+
 def _compute_stride(old_shape, old_strides, new_shape):
     """torch's computeStride: strides that view old memory in new_shape, or None when it cannot."""
     numel = math.prod(old_shape)

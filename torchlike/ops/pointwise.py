@@ -11,6 +11,7 @@ property returns it as a Python number.
 """
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -20,12 +21,12 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef, _refused
-from ._views import _commit, _OWN_INPUT_CHECK
+from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
 from ._util import _broadcast_shape, _check_broadcast
 from .creation import _check_fits
-from .shape import _select
+from .shape import _select, transpose
 from . import _layout
 
 # torch computes the ops of this module with TensorIterator: a new result takes the layout of its inputs
@@ -450,7 +451,6 @@ _round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, 
                 refuse={"bc": "round_vml_cpu"})
 _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.round(self, decimals), _zero_grad,
                          const_grads=True, refuse={_NOT_REAL: "round_cpu"})
-_conj = _entry("ConjBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical_inplace = _entry("ConjPhysicalBackward1", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
@@ -539,10 +539,39 @@ def silu(input, inplace=False):
 
 @public
 def conj(input):
-    """Complex conjugate (ConjBackward0); a real tensor is returned as is."""
+    """Complex conjugate (ConjBackward0): a view that reads input's storage conjugated; a real tensor as is."""
     if input._data.dtype.kind != "c":
         return input
-    return _apply(_conj, (input,), ())
+    return _view_apply(_conj, input, ())
+
+
+def _matrix_transpose(self, name, conjugate, batches=True):
+    """tensor.mT / .mH / .H / adjoint(): the last two dims swapped (``conjugate``: then conj()); a 0-d tensor itself
+    (conjugated), with torch's deprecation warning; ``batches``: more than 2 dims allowed."""
+    n = self.ndim
+    if n == 0:
+        warnings.warn(f"{name} is deprecated on 0-D tensors. " + (
+            "Consider using x.conj()." if conjugate else "This function is the identity in these cases."),
+            UserWarning, stacklevel=3)
+        return conj(self) if conjugate else self
+    if n < 2 or not batches and n != 2:
+        what = "matrices or batches of matrices" if batches else "matrices (2-D tensors)"
+        hint = " For batches of matrices, consider using tensor.mH" if not batches and n > 2 else ""
+        raise RuntimeError(f"tensor.{name.split('.')[-1]} is only supported on {what}. Got {n}-D tensor.{hint}")
+    t = transpose(self, -2, -1)
+    return conj(t) if conjugate else t
+
+
+public(lambda self: _matrix_transpose(self, "Tensor.mT", False), name="mT", function=False, method=property)
+public(lambda self: _matrix_transpose(self, "Tensor.mH", True), name="mH", function=False, method=property)
+public(lambda self: _matrix_transpose(self, "Tensor.H", True, batches=False), name="H", function=False,
+       method=property)
+
+
+@public
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view)."""
+    return _matrix_transpose(input, "adjoint()", True)
 
 
 def _conj_physical_(self):
@@ -560,9 +589,15 @@ def conj_physical(input, *, out=None):
     return _apply(_conj_physical, (input,), ())
 
 
-@public(aliases=("resolve_neg",))
+@public
 def resolve_conj(input):
-    """Conjugation is never lazy here: the tensor itself."""
+    """A conj() view materialised (CloneBackward0); any other tensor itself."""
+    return input.clone() if input._conj else input
+
+
+@public
+def resolve_neg(input):
+    """The tensor itself (no negative bit here)."""
     return input
 
 

@@ -333,11 +333,6 @@ def detach(input):
     return _detach_alias(input, _wrap(input._data))
 
 
-@public(name="mT", function=False, method=property)
-def _mT(self):
-    if self.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
-    return transpose(self, -2, -1)
 
 
 class _TransposedGrad(Tensor):
