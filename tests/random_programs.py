@@ -46,11 +46,9 @@ GRAD_MODE_WEIGHTS = [40, 3, 0.5, 0.7]
 # Differences from torch that are still open (reported, being fixed), each with the reason and how the generator
 # avoids it: "ops" (never generated), "torch_error" (a step where torch raises an error matching this pattern is
 # skipped in both libraries: compare() runs torch first to find them), "when" (a step whose operands match is
-# skipped in both), or checked where the write happens ("expanded_write"). generate(..., exclude=KNOWN_OPEN) and
-# the CLI without --all leave them all out; --all runs everything.
+# skipped in both), or checked where the step is built. generate(..., exclude=KNOWN_OPEN) and the CLI without --all
+# leave them all out; --all runs everything.
 KNOWN_OPEN = {
-    "expanded_write": {"why": "issue 12: writes into a tensor that overlaps itself (expand()-ed: fill_, zero_, "
-                              "masked_fill_, index_put_, setitem, out=) are refused where torch lets some through"},
     "inplace_compare_int": {"why": "GEN_REPORT class C (rest): an in-place comparison into an integer or bool tensor "
                                    "with an operand that requires grad: torch records LtBackward1 on the integer "
                                    "tensor (it requires grad; later ops raise 'Autograd not support dtype: Long' or an "
@@ -113,7 +111,6 @@ class _Step:
     def __init__(self, m, name, r, log, index, mode, exclude):
         self.m, self.name, self.rng, self.log, self.index, self.mode = m, name, random.Random(r), log, index, mode
         self.exclude = exclude
-        self.allow_expanded_write = "expanded_write" not in exclude
 
     def pick(self, *options):
         return options[self.rng.randrange(len(options))]
@@ -184,18 +181,11 @@ def _index_like(X, t, dim, unique=False):
     return m.tensor(arr, dtype=m.long)
 
 
-def _overlaps(t):
-    return any(st == 0 and sz > 1 for st, sz in zip(t.stride(), t.shape))
-
-
 def _target(X, a):
     """The tensor an in-place op writes into: the pool tensor itself (a non-leaf, a view, a leaf that needs no
     grad, sometimes a leaf that requires grad: an error) or a fresh copy."""
     direct = X.chance(0.08) if (a.is_leaf and a.requires_grad) else X.chance(0.55)
-    t = a if direct else a * 1
-    if _overlaps(t) and not X.allow_expanded_write:
-        t = a.clone()
-    return t
+    return a if direct else a * 1
 
 
 def _scalar(X, integral=False):
@@ -580,8 +570,6 @@ def _indexing(X, a, b, c):
         t = _target(X, a)
         key = _unique_key(X, t)
         value = X.pick(lambda: 2.0, lambda: b, lambda: b.sum(), lambda: 1, lambda: b[..., :1] if b.dim() else b)()
-        if _overlaps(t) and not X.allow_expanded_write:
-            return t
         t[key] = value
         return t
     if name == "index_select":
@@ -703,8 +691,6 @@ def _out(X, a, b):
     m = X.m
     out = X.pick(lambda: m.zeros(0, dtype=a.dtype), lambda: m.zeros_like(a), lambda: m.zeros(2, 3),
                  lambda: m.zeros((), dtype=m.float64), lambda: a, lambda: b, lambda: m.zeros(1, dtype=m.long))()
-    if _overlaps(out) and not X.allow_expanded_write:
-        out = m.zeros_like(a)
     name = X.pick(*OUT_OPS)
     if "out_alias" in X.exclude and (out is b or (out is a and name not in ("sin", "exp", "abs", "floor", "clamp_o"))):
         out = m.zeros_like(a)

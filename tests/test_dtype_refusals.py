@@ -6,6 +6,7 @@ import torch
 
 import torchlike
 from tests import dtype_survey
+from oracle import assert_same_error
 
 LIBS = (torch, torchlike)
 
@@ -271,3 +272,15 @@ def test_not_implemented_node_runs_first():
         b = (x * 1) // 2
         return b.grad_fn._sequence_nr(), m.autograd.grad(a.sum() + b.sum(), [x])
     _same(run)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.clamp(m.ones(2, 3, dtype=m.complex64), min=m.ones(2, 6)),
+    lambda m: m.ones(2, 3, dtype=m.complex64).clamp_(min=m.ones(2, 6)),
+    lambda m: m.clamp_min(m.ones(2, 3, dtype=m.complex64), m.ones(2, 6)),
+    lambda m: m.clamp(m.ones(2, 3), min=m.ones(2, 6, dtype=m.complex64)),
+    lambda m: m.clamp_max(m.ones(2, 3, dtype=m.complex64), 1.0),
+])
+def test_clamp_refuses_a_complex_input_before_broadcasting(case):
+    # torch's clamp checks a complex input first; clamp_min/max with a tensor bound broadcast first (seed 7077)
+    assert_same_error(case)

@@ -29,8 +29,7 @@ CASES = {
 
 
 def _np(t):
-    t = t.detach()
-    return (t.resolve_conj() if isinstance(t, torch.Tensor) else t).numpy()
+    return t.detach().resolve_conj().numpy()
 
 
 def _run(m, name):

@@ -104,7 +104,7 @@ class OpDef:
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
                  node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None, refuse=None,
-                 real_grads=True, layout=None):
+                 real_grads=True, layout=None, runs_first=False):
         self.name = node_name
         self.layout = layout  # the rule laying out results when an input is not row-major (ops/_layout.py)
         self.forward = forward
@@ -153,6 +153,8 @@ class OpDef:
         props = {"_name": node_name, "_op": self, "__module__": "torchlike.autograd.graph"}
         if node_apply is not None:  # a node that runs differently from its formula (calls _OpNode._apply)
             props["_apply"] = node_apply
+        if runs_first:  # torch's error nodes have sequence number UINT64_MAX: its engine runs them (and raises) first
+            props["_seq"] = property(lambda node: (1 << 64) - 1, lambda node, value: None)
         getters, raw_getters = {}, {}
         for i, (name, *_) in enumerate(self.saves):
             getters[name] = _saved_property(i).fget

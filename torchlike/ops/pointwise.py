@@ -1011,20 +1011,13 @@ def _(grad):
 
 
 
-# torch's error nodes have sequence number UINT64_MAX: its engine runs them (and raises) before any other node
-_ERROR_NODE_SEQ = property(lambda node: (1 << 64) - 1, lambda node, value: None)
-
-
 def _not_implemented(aten_name, forward, refuse):
     """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
     def derivative(grad):
         raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
-    entries = {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse,
-                            nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
-               for diff in ((True, True), (True, False), (False, True))}
-    for entry in entries.values():
-        entry.node_cls._seq = _ERROR_NODE_SEQ
-    return entries
+    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse, runs_first=True,
+                         nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
+            for diff in ((True, True), (True, False), (False, True))}
 
 
 def _needs(a, b):
@@ -1656,6 +1649,8 @@ def _clamp_args(input, min, max):  # noqa: A002
     """Which clamp entry, its inputs and statics (torch promotes the input with the bounds)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input._data.dtype.kind == "c":  # torch refuses a complex input before it broadcasts the bounds
+        raise NotImplementedError(_CLAMP_COMPLEX[1])
     _check_bound(min)
     _check_bound(max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1704,6 +1699,8 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
 
 
 def _clamp_one(scalar_entry, tensor_entry, input, bound):
+    if input._data.dtype.kind == "c" and not isinstance(bound, Tensor):  # (a tensor bound: broadcast first)
+        raise NotImplementedError(_CLAMP_COMPLEX[1])
     _check_bound(bound)
     if isinstance(bound, Tensor):
         return tensor_entry, (input, bound), (_binary_dtype(input, bound),)

@@ -46,7 +46,7 @@ def _polygamma_(self, n):
 def polygamma(n, input, *, out=None):
     """The n-th derivative of digamma (PolygammaBackward0)."""
     if out is not None:
-        return _write_out("polygamma", polygamma(n, input), out, (input,))
+        return _write_out("polygamma", lambda: polygamma(n, input), out, (input,))
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return _apply(_polygamma_op, (_to_float(input),), (int(n),))
@@ -92,7 +92,7 @@ def _xlogy_(self, other):
 def xlogy(input, other, *, out=None):
     """x * log(y), 0 where x == 0 (unless y is NaN) (XlogyBackward0/1/2)."""
     if out is not None:
-        return _write_out("xlogy", xlogy(input, other), out, (input, other))
+        return _write_out("xlogy", lambda: xlogy(input, other), out, (input, other))
     return _apply(_xlogy_entry(input, other), (_wrap_scalar(input), _wrap_scalar(other)),
                   (_true_div_dtype(input, other),))
 
@@ -113,5 +113,5 @@ def _(grad, self, p):
 def mvlgamma(input, p, *, out=None):
     """Multivariate log-gamma of dimension p (MvlgammaBackward0)."""
     if out is not None:
-        return _write_out("mvlgamma", mvlgamma(input, p), out, (input,))
+        return _write_out("mvlgamma", lambda: mvlgamma(input, p), out, (input,))
     return _apply(_mvlgamma, (_to_float(input),), (int(p),))
