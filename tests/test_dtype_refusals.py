@@ -280,7 +280,13 @@ def test_not_implemented_node_runs_first():
     lambda m: m.clamp_min(m.ones(2, 3, dtype=m.complex64), m.ones(2, 6)),
     lambda m: m.clamp(m.ones(2, 3), min=m.ones(2, 6, dtype=m.complex64)),
     lambda m: m.clamp_max(m.ones(2, 3, dtype=m.complex64), 1.0),
+    lambda m: m.maximum(m.ones(2, 3, dtype=m.complex64), m.ones(2, 2)),
+    lambda m: m.minimum(m.ones(3), m.ones(2, dtype=m.complex64)),
+    lambda m: m.bmm(m.ones(1, 2, 2, dtype=m.bool), m.ones(1, 2, 2)),
+    lambda m: m.bmm(m.ones(1, 2, 2), m.ones(1, 2, 2, dtype=m.bool)),
+    lambda m: m.matmul(m.ones(1, 2, 2, dtype=m.bool), m.ones(1, 2, 2)),
 ])
-def test_clamp_refuses_a_complex_input_before_broadcasting(case):
-    # torch's clamp checks a complex input first; clamp_min/max with a tensor bound broadcast first (seed 7077)
+def test_refusals_come_before_broadcast_and_dtype_checks(case):
+    # torch's clamp/maximum/minimum check a complex input first (clamp_min/max with a tensor bound broadcast
+    # first), bmm refuses a bool first operand before comparing dtypes (seeds 7077, 10057, 10328)
     assert_same_error(case)

@@ -92,9 +92,9 @@ def _check_bmm(s1, s2, a, b, name="bmm"):
     if s2[0] != s1[0] or s2[1] != s1[2]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] "
                            f"but got: [{s2[0]}, {s2[1]}].")
+    _not_for_bool(name, a)  # (torch's kernel is chosen by the first operand's dtype: a bool one is refused first)
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"expected scalar type {_word(a)} but found {_word(b)}")
-    _not_for_bool(name, a)
 
 
 @public

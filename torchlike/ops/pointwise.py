@@ -1359,6 +1359,8 @@ def maximum(input, other, *, out=None):
     """Elementwise max; ties split the gradient evenly (MaximumBackward0)."""
     if out is not None:
         return _write_out("maximum", lambda: maximum(input, other), out, (input, other))
+    if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in (input, other)):  # before broadcasting
+        raise RuntimeError("maximum not implemented for complex tensors.")
     return _binary(_maximum, input, other)
 
 
@@ -1367,6 +1369,8 @@ def minimum(input, other, *, out=None):
     """Elementwise min; ties split the gradient evenly (MinimumBackward0)."""
     if out is not None:
         return _write_out("minimum", lambda: minimum(input, other), out, (input, other))
+    if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in (input, other)):  # before broadcasting
+        raise RuntimeError("minimum not implemented for complex tensors.")
     return _binary(_minimum, input, other)
 
 
