@@ -178,3 +178,24 @@ def test_random_draws_of_new_shapes_reuse_the_sampler():
     assert x.shape == (3, 13) and 0.5 <= x.min().item() and x.max().item() < 0.75
     r = tl.randint(2, 9, (6, 6))
     assert r.dtype == tl.int64 and 2 <= r.min().item() and r.max().item() < 9
+
+
+def test_add_and_sub_with_new_alphas_compile_nothing():
+    # p.add_(g, alpha=-lr) with a learning rate that changes every step (a scheduler) reuses one program
+    p, g = tl.ones(13, dtype=tl.float64), tl.full((13,), 2.0, dtype=tl.float64)
+    q = tl.ones(13, dtype=tl.float64, requires_grad=True)
+    with tl.no_grad():
+        p.add_(g, alpha=-0.1)
+        p.sub_(g, alpha=0.25)
+    tl.add(q, g, alpha=1.5).sum().backward()
+    tl.add(q, g, alpha=1.5).sum().backward()  # (the first accumulation into q.grad compiles its add)
+    before = _traces[0]
+    with tl.no_grad():
+        for lr in (0.2, 0.3, 0.05):
+            p.add_(g, alpha=-lr)
+            p.sub_(g, alpha=lr / 2)
+    for a in (2.5, -0.75):
+        tl.add(q, g, alpha=a).sum().backward()
+    assert _traces[0] == before
+    np.testing.assert_allclose(p.numpy(), 1 - 0.1 * 2 - 0.25 * 2 - sum(1.5 * lr * 2 for lr in (0.2, 0.3, 0.05)))
+    np.testing.assert_allclose(q.grad.numpy(), 4.0)

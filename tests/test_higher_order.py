@@ -172,6 +172,7 @@ OTHER = {  # ops/sorting.py, ops/other.py, ops/reduction.py's newer reductions, 
     "compare_": (lambda m, x, y: sum(getattr(x * x, op)(v) * x for op in ("gt_", "ge_", "lt_", "le_", "eq_", "ne_")
                                      for v in (0.5, y)), [A, B]),
     "conj_physical_real_": (lambda m, x: (x * x).conj_physical_() * x, [A]),
+    "add_sub_alpha": (lambda m, x, y: m.add(x * x, y, alpha=2.5) * m.sub(x, y * y, alpha=-0.5), [A, B]),
     "div_rounding_none": (lambda m, x, y: m.div(x, y, rounding_mode=None) * x + (x * 1).div_(y, rounding_mode=None),
                           [A, NONZERO]),
 }

@@ -382,9 +382,12 @@ def _bucket(n):
 
 
 def _device_int(value):
-    """A dynamic static as an int64 device scalar (a Python int would be copied to the device on every call)."""
+    """A dynamic static as a device scalar: int64 for an int, float64/complex128 for a float/complex (a Python
+    number would be copied to the device on every call)."""
     with jax.ensure_compile_time_eval():
-        return jnp.asarray(value, jnp.int64)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return jnp.asarray(value, jnp.int64)
+        return jnp.asarray(value)
 
 
 def op(node_name, **options):

@@ -938,6 +938,33 @@ def _(grad, alpha):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
+# alpha != 1: the same nodes with alpha traced, so a new alpha (a learning rate in p.add_(g, alpha=-lr)) reuses
+# the program instead of compiling another
+@op("AddBackward0", save=(), attrs=("alpha",), dynamic=("alpha",))
+def _add_scaled(self, other, *, dtype, alpha):
+    return self.astype(dtype) + other.astype(dtype) * jnp.asarray(alpha, dtype)
+
+
+@_add_scaled.derivative
+def _(grad, alpha):
+    return grad, grad * jnp.asarray(alpha, grad.dtype)
+
+
+@op("SubBackward0", save=(), attrs=("alpha",), dynamic=("alpha",))
+def _sub_scaled(self, other, *, dtype, alpha):
+    return self.astype(dtype) - other.astype(dtype) * jnp.asarray(alpha, dtype)
+
+
+@_sub_scaled.derivative
+def _(grad, alpha):
+    return grad, -grad * jnp.asarray(alpha, grad.dtype)
+
+
+def _alpha(alpha):
+    """alpha as a Python number (torch takes a 0-d tensor too)."""
+    return alpha.item() if isinstance(alpha, Tensor) else alpha
+
+
 @op("SubBackward0", save=(), attrs=("alpha",))
 def _sub(self, other, *, dtype, alpha):
     return self.astype(dtype) - _scaled(other, dtype, alpha)
@@ -1185,7 +1212,8 @@ def _is_tensor_operand(x):
 
 
 def _add_(self, other, *, alpha=1):
-    return _binary_inplace(_add, self, other, alpha=alpha)
+    alpha = _alpha(alpha)
+    return _binary_inplace(_add if alpha == 1 else _add_scaled, self, other, alpha=alpha)
 
 
 @public(inplace=_add_, dunders=("__add__", ("__radd__", lambda s, o: add(s, o)), ("__iadd__", _add_)))
@@ -1193,13 +1221,15 @@ def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion (AddBackward0)."""
     if out is not None:
         return _write_out("add", lambda: add(input, other, alpha=alpha), out, (input, other))
+    alpha = _alpha(alpha)
     if alpha != 1:
         _check_alpha(_binary_dtype(input, other), alpha)
-    return _binary(_add, input, other, (alpha,))
+    return _binary(_add if alpha == 1 else _add_scaled, input, other, (alpha,))
 
 
 def _sub_(self, other, *, alpha=1):
-    return _binary_inplace(_sub, self, other, check=_check_bool_sub, alpha=alpha)
+    alpha = _alpha(alpha)
+    return _binary_inplace(_sub if alpha == 1 else _sub_scaled, self, other, check=_check_bool_sub, alpha=alpha)
 
 
 def _rsub_method(self, other):
@@ -1216,9 +1246,10 @@ def sub(input, other, *, alpha=1, out=None):
         return _write_out("sub", lambda: sub(input, other, alpha=alpha), out, (input, other))
     dt = _binary_dtype(input, other)
     _check_bool_sub(input, other)
+    alpha = _alpha(alpha)
     if alpha != 1:
         _check_alpha(dt, alpha)
-    return _apply(_sub, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
+    return _apply(_sub if alpha == 1 else _sub_scaled, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
 
 
 @public(method=False)
