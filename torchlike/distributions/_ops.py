@@ -1,6 +1,5 @@
 """The tensor ops the distributions need that torchlike does not declare publicly (yet): differentiable table
 entries (torch's node names; backward by jax.vjp) and random draws from torchlike's generator."""
-import math
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +8,7 @@ import numpy as np
 from .._internal import OpNode, apply, op, wrap
 from .._tensor import Tensor
 from ..ops import creation as _creation
+from ..ops.sampling import _draw_poisson
 
 
 @op("LinalgCholeskyExBackward0")
@@ -73,10 +73,6 @@ def _draw_gamma(key, shape, dtype, alpha):
     return jax.random.gamma(key, alpha, shape, dtype)
 
 
-def _draw_poisson(key, shape, dtype, rate):
-    return jax.random.poisson(key, rate, shape).astype(dtype)
-
-
 def _draw_binomial(key, shape, dtype, count, probs):
     return jax.random.binomial(key, count, probs, shape, dtype)
 
@@ -86,14 +82,7 @@ def _draw_categorical(key, shape, dtype, logits):  # logits: (size, K): one clas
 
 
 def _padded(draw, shape, dtype, generator, *params):
-    n = math.prod(shape)
-    size = max(64, 1 << (n - 1).bit_length())
-    flat = []
-    for p in params:
-        p = np.asarray(p)
-        p = np.broadcast_to(p, tuple(shape) + p.shape[len(shape):]).reshape((n,) + p.shape[len(shape):])
-        flat.append(np.concatenate([p, np.ones((size - n,) + p.shape[1:], p.dtype)]))
-    return wrap(_creation._sample(draw, _creation._key(generator), shape, dtype, *flat))
+    return wrap(_creation._sample_per_element(draw, _creation._key(generator), shape, dtype, *params))
 
 
 def standard_gamma_sample(concentration, shape):

@@ -743,12 +743,29 @@ def _cut(flat, *, shape):
     return flat[:math.prod(shape)].reshape(shape)
 
 
+def _draw_size(shape):
+    """The size a draw of ``shape`` runs at: the next power of two (at least 64)."""
+    return max(64, 1 << (math.prod(shape) - 1).bit_length())
+
+
 def _sample(draw, key, shape, dtype, *params):
     """``draw(key, shape, dtype, *params)`` (params traced). The draw runs at the next power of two of the size
     and is cut to shape: jax.random's programs take up to seconds each to compile on a CPU, so a program per
     bucket, not per shape (the cut's program compiles in milliseconds)."""
-    size = max(64, 1 << (math.prod(shape) - 1).bit_length())
-    return _cut(_draw_flat(key, params, draw=draw, size=size, dtype=np.dtype(dtype)), shape=tuple(shape))
+    return _cut(_draw_flat(key, params, draw=draw, size=_draw_size(shape), dtype=np.dtype(dtype)),
+                shape=tuple(shape))
+
+
+def _sample_per_element(draw, key, shape, dtype, *params):
+    """``_sample`` with parameters per element: each broadcast to ``shape`` (trailing dims kept), flattened and
+    padded with ones to the draw's size, so ``draw`` gets parameters of its own flat size."""
+    n, size = math.prod(shape), _draw_size(shape)
+    flat = []
+    for p in params:
+        p = np.asarray(p)
+        p = np.broadcast_to(p, tuple(shape) + p.shape[len(shape):]).reshape((n,) + p.shape[len(shape):])
+        flat.append(np.concatenate([p, np.ones((size - n,) + p.shape[1:], p.dtype)]))
+    return _sample(draw, key, shape, dtype, *flat)
 
 
 rand = public(_random_float("rand", "check_uniform_bounds",

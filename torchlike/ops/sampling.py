@@ -11,7 +11,8 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ._registry import op, _apply, _apply_inplace
 from ._bind import public
-from .creation import _type_name, _key, _sample, _draw_uniform, _draw_normal, _draw_randint, default_generator
+from .creation import (_type_name, _key, _sample, _sample_per_element, _draw_uniform, _draw_normal, _draw_randint,
+                       default_generator)
 
 
 def _draw_exponential(key, shape, dtype, lambd):
@@ -204,7 +205,7 @@ def poisson(input, generator=None):
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_dtype._SCALAR_TYPE[input.dtype.name]}'")
     if bool(jnp.any(input._data < 0)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    sample = jax.random.poisson(_key(generator), input._data, input._data.shape).astype(input._data.dtype)
+    sample = _sample_per_element(_draw_poisson, _key(generator), tuple(input.shape), input._data.dtype, input._data)
     return _apply(_poisson, (input, _wrap(sample)), ())
 
 
