@@ -179,6 +179,27 @@ OTHER = {  # ops/sorting.py, ops/other.py, ops/reduction.py's newer reductions, 
 for _n, (_f, _a) in OTHER.items():
     _add("other", _n, _f, _a)
 
+# issue 14's later areas, one table each (cases "<area>.<name>")
+AREAS = {
+    "linalg": {
+    },
+
+    "special": {
+    },
+
+    "ops": {
+    },
+
+    "nn": {
+    },
+
+    "rnn": {
+    },
+}
+for _area, _cases in AREAS.items():
+    for _n, (_f, _a) in _cases.items():
+        _add(_area, _n, _f, _a)
+
 for _n in ("sum", "sum_dims_neg", "sum_keepdim", "mean", "mean_dims", "prod", "prod_dim", "amax", "amax_dims",
            "amin_dim", "max_all", "min_all", "max_dim", "min_dim", "var", "var_correction", "std_dim", "logsumexp",
            "softmax", "log_softmax", "cumsum_neg_dtype", "norm",

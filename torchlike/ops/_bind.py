@@ -383,6 +383,18 @@ _FUNCTIONS = {
         "Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False |"
         " Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False |"
         " Tensor input, bool unbiased=True",
+
+    # (linalg)
+
+    # (special)
+
+    # (ops)
+
+    # (nn)
+
+    # (rnn)
+
+    # (fixes)
 }
 _METHODS = {
     "uniform_":
@@ -448,6 +460,18 @@ _METHODS = {
     "fill_": "Tensor value | Scalar value",
     "zero_": "",
     "where": "Tensor condition, Tensor other | Tensor condition, Scalar other",
+
+    # (linalg)
+
+    # (special)
+
+    # (ops)
+
+    # (nn)
+
+    # (rnn)
+
+    # (fixes)
 }
 # torch's Python functions: the C function each one calls (its name, arguments, and whether as a Tensor method),
 # whose parser torch runs; or the error torch's Python code raises first
