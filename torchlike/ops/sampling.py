@@ -57,8 +57,10 @@ def _fill(entry, self, draw, generator, *params):
 
 
 def _float_only(self, name):
+    """``self``'s JAX dtype; torch's error when its kernel ``name`` has no version for it (not floating)."""
     if self._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype._SCALAR_TYPE[self.dtype.name]}'")
+    return self._data.dtype
 
 
 _uniform_node, _normal_node = _sampled("UniformBackward0"), _sampled("NormalBackward0")
