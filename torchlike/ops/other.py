@@ -16,25 +16,12 @@ from ._out import _check_dtype, _write_out
 from ._registry import op, _apply, _apply_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
-from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm
+from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm, _tensor_list
 
 
 def _tensors(args, name):
     """The tensors of ``f(t1, t2, ...)`` or ``f([t1, t2, ...])`` (wrong types: the binding's guard names them)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    for i, t in enumerate(args):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                            f"{type(t).__name__}")
-    return tuple(args)
-
-
-def _sequence(tensors, name):
-    if not isinstance(tensors, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
-    return _tensors((tensors,), name)
+    return _tensor_list(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args, name)
 
 
 # ----- tril, triu ---------------------------------------------------------------------------------------------
@@ -280,7 +267,7 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 @public(method=False)
 def hstack(tensors, *, out=None):
     """Concatenate along the first dim of 1-D inputs, else the second (after ``atleast_1d``)."""
-    ts = atleast_1d(*_sequence(tensors, "hstack"))
+    ts = atleast_1d(*_tensor_list(tensors, "hstack"))
     ts = (ts,) if isinstance(ts, Tensor) else ts
     return cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
@@ -288,21 +275,21 @@ def hstack(tensors, *, out=None):
 @public(method=False, aliases=("row_stack",))
 def vstack(tensors, *, out=None):
     """Concatenate along the first dim (after ``atleast_2d``)."""
-    ts = atleast_2d(*_sequence(tensors, "vstack"))
+    ts = atleast_2d(*_tensor_list(tensors, "vstack"))
     return cat((ts,) if isinstance(ts, Tensor) else ts, 0, out=out)
 
 
 @public(method=False)
 def dstack(tensors, *, out=None):
     """Concatenate along the third dim (after ``atleast_3d``)."""
-    ts = atleast_3d(*_sequence(tensors, "dstack"))
+    ts = atleast_3d(*_tensor_list(tensors, "dstack"))
     return cat((ts,) if isinstance(ts, Tensor) else ts, 2, out=out)
 
 
 @public(method=False)
 def column_stack(tensors, *, out=None):
     """0-d and 1-D inputs as columns, then concatenated along the second dim."""
-    ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in _sequence(tensors, "column_stack")]
+    ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")]
     return cat(ts, 1, out=out)
 
 
