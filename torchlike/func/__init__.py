@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from .. import _grad_mode as _gm
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ..ops import _registry, creation as _creation
+from ..ops import _registry, _views, creation as _creation
 from ._functional_call import functional_call, stack_module_state, replace_all_batch_norm_modules_  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
@@ -73,21 +73,87 @@ def _tensors(tree):
 
 
 # ----- running a pure function of arrays with the outer tape's history ---------------------------------------
-class _Capture:
+_GRAD_WRITE = ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call in-place "
+               "operation (aten::{}_) that would mutate a captured Tensor. This is not supported; please rewrite the "
+               "function being transformed to explicitly accept the mutated Tensor(s) as inputs.")
+_VMAP_WRITE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in "
+               "extra_args that has more elements than `self`. This happened due to `other` being vmapped over but "
+               "`self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of inplace "
+               "arithmetic. If said operator is being called inside the PyTorch framework, please file a bug report "
+               "instead.")
+
+
+def _is_traced(t):
+    return isinstance(t._data, jax.core.Tracer)
+
+
+class _Watch:
     """The dispatch hook while a transformed function runs: notes tensors from outside (concrete data) that
-    require grad and reach an op."""
+    require grad and reach an op (``found``), and in-place writes of a transform's values into concrete tensors
+    (``written``: what to put back)."""
 
     def __init__(self, inputs, previous):
         self.known = {id(t) for t in inputs}
         self.found = {}
+        self.written = []
+        self.grads = []
         self.previous = previous
 
     def __call__(self, op, args, run, inplace):
         for a in args:
             if (a is not None and a._requires_grad and id(a) not in self.known and id(a) not in self.found
-                    and not isinstance(a._data, jax.core.Tracer)):
+                    and not _is_traced(a)):
                 self.found[id(a)] = a
-        return run(args) if self.previous is None else self.previous(op, args, run, inplace)
+        target = args[0] if inplace else None
+        before = None if target is None or _is_traced(target) else _snapshot(target)
+        out = run(args) if self.previous is None else self.previous(op, args, run, inplace)
+        if before is not None:  # (every write, so that all can be undone when one of them is refused)
+            self.written.append((op.name, before))
+        return out
+
+    def write(self, t, data, what):
+        """The write hook of ops/_views (and of grad accumulation): a traced value into a concrete tensor."""
+        if isinstance(data, jax.core.Tracer) and not _is_traced(t):
+            if what == "grad":
+                self.grads.append((weakref.ref(t), t._grad))
+            else:
+                self.written.append(("CopyBackwards", _snapshot(t)))
+
+    def check_writes(self, message):
+        """torch's error for a transform's value written into a tensor from outside (one still alive once the
+        transformed function returned: those made inside it are gone), after every such write is undone."""
+        error = None
+        for name, (refs, data, version, storage, storage_data) in self.written:
+            if any(r() is not None and _is_traced(r()) for r in refs):
+                error = error or RuntimeError(message.format("copy" if "::" in name else
+                                                             name.split("Backward")[0].lower()))
+        if error is not None:  # undo every write into tensors from outside, the last first
+            for name, (refs, data, version, storage, storage_data) in reversed(self.written):
+                live = [(r(), d) for r, d in zip(refs, data) if r() is not None]
+                for t, d in live:
+                    t._data = d
+                if storage is not None:
+                    storage.data = storage_data
+                if live:
+                    live[0][0]._version_counter().version = version
+        for ref, old in reversed(self.grads):
+            t = ref()
+            if t is not None and t._grad is not None and _is_traced(t._grad):
+                t._grad = old
+                error = error or RuntimeError(
+                    "backward() inside a torchlike.func transform accumulated a traced gradient into the .grad of a "
+                    "tensor from outside it (torch refuses requires_grad_() there); use torchlike.func.grad or "
+                    "autograd.grad inside transforms")
+        if error is not None:
+            raise error
+
+
+def _snapshot(t):
+    """(weak refs, data) of ``t`` and the tensors sharing its memory, its version, storage and storage data."""
+    storage = t._storage
+    members = [t] if storage is None else [m for m in (r() for r in storage.members) if m is not None]
+    return ([weakref.ref(m) for m in members], [m._data for m in members], t._version_counter().version, storage,
+            None if storage is None else storage.data)
 
 
 class FuncTransform(Function):
@@ -141,24 +207,26 @@ def _lift(pure, tensors, captured=()):
 _captured = weakref.WeakKeyDictionary()  # transformed function -> weak refs to the closure tensors found last call
 
 
-def _run(pure, tensors, owner=None):
+def _run(pure, tensors, owner=None, write_error=_GRAD_WRITE):
     """``_lift(pure, tensors)``, with the tensors requiring grad that ``pure``'s function reads from its closure
     made inputs too: those found on ``owner``'s last call are lifted at once; new ones found while it runs mean
-    one more run."""
-    if not _gm._state.grad_enabled:
-        return tuple(_wrap(o) for o in pure(*[t._data for t in tensors]))
-    refs = _captured.get(owner, ()) if owner is not None else ()
+    one more run. A transform's value written into a tensor from outside raises torch's error."""
+    grad_on = _gm._state.grad_enabled
+    refs = _captured.get(owner, ()) if owner is not None and grad_on else ()
     captured = [c for c in (r() for r in refs) if c is not None and c.requires_grad]
-    hook = _Capture(list(tensors) + captured, _registry._hook)
-    _registry.set_dispatch_hook(hook)
+    watch = _Watch(list(tensors) + captured, _registry._hook)
+    _registry.set_dispatch_hook(watch)
+    outer_write, _views._write_watch = _views._write_watch, watch.write
     try:
         outs = _lift(pure, tensors, tuple(captured))
+        if watch.found and grad_on:
+            captured += watch.found.values()
+            outs = _lift(pure, tensors, tuple(captured))
     finally:
-        _registry.set_dispatch_hook(hook.previous)
-    if hook.found:
-        captured += hook.found.values()
-        outs = _lift(pure, tensors, tuple(captured))
-    if owner is not None:
+        _registry.set_dispatch_hook(watch.previous)
+        _views._write_watch = outer_write
+        watch.check_writes(write_error)
+    if owner is not None and grad_on:
         _captured[owner] = [weakref.ref(c) for c in captured]
     return outs
 
@@ -541,7 +609,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if hooked:
             _creation._key_hook = _vmap_key
         try:
-            outs = _run(transformed, [leaves[i] for i in positions], wrapper)
+            outs = _run(transformed, [leaves[i] for i in positions], wrapper, _VMAP_WRITE)
         finally:
             if hooked:
                 _creation._key_hook = None

@@ -2,6 +2,8 @@
 import contextlib
 
 from .. import _grad_mode as _gm
+from ..nn.modules.batchnorm import _BatchNorm
+from ..ops.shape import stack
 
 
 def _named_slots(module):
@@ -87,7 +89,6 @@ def stack_module_state(models):
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
     if not (all(m.training for m in models) or not any(m.training for m in models)):
         raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
-    from ..ops.shape import stack
     params, buffers = {}, {}
     names = [n for n, _ in models[0].named_parameters()]
     for name in names:
@@ -105,7 +106,6 @@ def stack_module_state(models):
 
 def replace_all_batch_norm_modules_(root):
     """Make every batch norm in ``root`` use batch statistics only (no running stats), in place; returns root."""
-    from ..nn.modules.batchnorm import _BatchNorm
     for m in root.modules():
         if isinstance(m, _BatchNorm):
             m.running_mean = None
