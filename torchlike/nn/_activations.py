@@ -11,7 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .._internal import OpDef, apply, apply_inplace, type_word, wrap
+from .._internal import OpDef, OpNode, apply, apply_inplace, grad_enabled, no_grad, type_word, wrap
 from .._tensor import _wrap_dim
 from ..ops import _layout, creation as _creation, pointwise as _pw
 from ..ops._registry import op as _op
@@ -26,6 +26,26 @@ def _entry(node_name, save, forward, derivative, **kw):
     entry = OpDef(node_name, forward, save=save, layout=_layout.ti, **kw)
     entry.derivative(derivative)
     return entry
+
+
+def _first_order_only(aten_name):
+    """``node_apply`` of an entry whose backward torch cannot differentiate: under create_graph its gradient hangs
+    off torch's NotImplemented node (edges to the incoming gradient and the saved input), whose backward raises."""
+    def derivative(grad):
+        raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
+    entry = OpDef("torch::autograd::NotImplemented", lambda result, self, grad: result, save=(), runs_first=True)
+    entry.derivative(derivative)
+
+    def node_apply(node, grads, mask=None):
+        if not grad_enabled():
+            return OpNode._apply(node, grads, mask)
+        with no_grad():
+            outs = OpNode._apply(node, grads, mask)
+        op = node._op
+        name = op.inputs[op.diff[0]]  # (the differentiable input, which the entry saves)
+        self = node._for_backward[next(k for k, s in enumerate(op.saves) if s[0] == name)].unpack(node)
+        return [None if o is None else apply(entry, (o, self, grads[0]), ()) for o in outs]
+    return node_apply
 
 
 def _unary(entry, input, statics=(), inplace=False, inplace_entry=None):
@@ -57,7 +77,8 @@ def _(grad, self):  # torch's second derivative: 1/3 strictly inside (-3, 3), 0 
     return jnp.where(self < -3, 0, jnp.where(self <= 3, grad * (inner / 3 + 0.5), grad))
 
 
-@op("HardsigmoidBackward0", save=("self",), attrs=(), fused_backward=True, refuse={_NOT_REAL: "hardsigmoid_cpu"})
+@op("HardsigmoidBackward0", save=("self",), attrs=(), refuse={_NOT_REAL: "hardsigmoid_cpu"},
+    node_apply=_first_order_only("hardsigmoid_backward"))
 def _hardsigmoid(self):
     return jnp.clip(self + 3, 0, 6) / 6
 
