@@ -10,6 +10,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._internal import OpDef, OpNode, apply, apply_inplace, grad_enabled, no_grad, type_word, wrap
 from .._tensor import _wrap_dim
@@ -103,6 +104,13 @@ def hardsigmoid(input, inplace=False):
     return _unary(_hardsigmoid, input, (), inplace)
 
 
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val) with zero gradient at and beyond the bounds (HardtanhBackward0)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _pw.hardtanh(input, min_val, max_val, inplace)
+
+
 # ----- shrinks, threshold ----------------------------------------------------------------------------------
 def _shrink_grad(grad, self, lambd):
     return jnp.where((self >= -lambd) & (self <= lambd), 0, grad)
@@ -127,7 +135,8 @@ _hardshrink = _entry("HardshrinkBackward0", ("self",), _hardshrink_forward, _shr
 def softshrink(input, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, else 0 (SoftshrinkBackward0)."""
     if lambd < 0:
-        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype {type_word(input)}, but found "
+        top = float(np.finfo(input._data.dtype).max) if input._data.dtype.kind in "fV" else 3.40282e+38
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {type_word(input)}, but found "
                            f"{lambd:g}")
     return apply(_softshrink, (input,), (lambd,))
 
@@ -215,7 +224,8 @@ def _rrelu_forward(self, noise, *, lower, upper, training):
     return jnp.where(self > 0, self, self * jnp.asarray((lower + upper) / 2, self.dtype))
 
 
-_RRELU = dict(nondiff=("noise",), attrs=("lower", "training", "upper"), refuse={_NOT_REAL: "leaky_relu_cpu"})
+_RRELU = dict(nondiff=("noise",), attrs=("lower", "training", "upper"), refuse={_NOT_REAL: "leaky_relu_cpu"},
+              fused_backward=True)
 _rrelu = _entry("RreluWithNoiseBackward0", ("noise", "self"), _rrelu_forward,
                 lambda grad, self, noise, lower, upper, training: _rrelu_grad(grad, self, noise, lower, upper,
                                                                               training), **_RRELU)

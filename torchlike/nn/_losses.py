@@ -221,7 +221,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     if target.ndim > 1 or target.numel() != nframe:
-        raise RuntimeError(f"inconsistent target size, expected {nframe} but got {list(target.shape)}")
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
+                           f"Input has shape {list(input.shape)}.")
     if weight is not None:
         _not_differentiable("multi_margin_loss", "weight", weight)
     _check_classes(target, input.shape[-1] if input.ndim else 1)
@@ -537,7 +539,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     for b in range(N):
         if il[b] > T:
             raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value {il[b]} (while "
-                               f"checking arguments for ctc_loss_cpu)")
+                               f"checking arguments for ctc_loss_allocate_outputs)")
     tv = np.asarray(targets._data).astype(np.int64)
     smax = max(tl) if tl else 0
     padded = np.zeros((N, smax), np.int64)
