@@ -59,6 +59,8 @@ CASES = {
  "ctc_inf_zero": (lambda m, x: F(m).ctc_loss(x.log_softmax(2), T(m, np.array([[1, 1, 1], [2, 2, 2]])), [3, 5], [3, 3], zero_infinity=True, reduction="sum"), [LP]),
  "mish": (lambda m, x: F(m).mish(x), [A * 3]),
  "hardswish": (lambda m, x: F(m).hardswish(x), [A * 3]),
+ "hardswish_bounds": (lambda m, x: F(m).hardswish(x), [np.array([-3.0, 3.0, -4.0, 4.0, 0.5])]),
+ "hardsigmoid_bounds": (lambda m, x: F(m).hardsigmoid(x), [np.array([-3.0, 3.0, -4.0, 4.0, 0.5])]),
  "hardsigmoid": (lambda m, x: F(m).hardsigmoid(x), [A * 3]),
  "softshrink": (lambda m, x: F(m).softshrink(x, 0.6), [A]),
  "hardshrink": (lambda m, x: F(m).hardshrink(x), [A]),
@@ -77,7 +79,7 @@ CASES = {
 # torch has no derivative of these backward functions: a second order raises in both libraries
 FIRST_ORDER_ONLY = {"mlm": "multilabel_margin_loss_backward", "mlm_1d": "multilabel_margin_loss_backward",
                     "mm": "multi_margin_loss_backward", "mm_p2_w": "multi_margin_loss_backward",
-                    "hardsigmoid": "hardsigmoid_backward", "ctc": "_ctc_loss_backward",
+                    "hardsigmoid": "hardsigmoid_backward", "hardsigmoid_bounds": "hardsigmoid_backward", "ctc": "_ctc_loss_backward",
                     "ctc_sum_cat": "_ctc_loss_backward", "ctc_none_1d": "_ctc_loss_backward",
                     "ctc_inf_zero": "_ctc_loss_backward"}
 

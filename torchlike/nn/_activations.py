@@ -73,9 +73,9 @@ def _hardswish(self):
 
 
 @_hardswish.derivative
-def _(grad, self):  # torch's second derivative: 1/3 strictly inside (-3, 3), 0 elsewhere
+def _(grad, self):  # slope 0 up to -3 included, x / 3 + 1/2 strictly inside (-3, 3), 1 from 3
     inner = _torch_mask(self, (self > -3) & (self < 3))
-    return jnp.where(self < -3, 0, jnp.where(self <= 3, grad * (inner / 3 + 0.5), grad))
+    return jnp.where(self <= -3, 0, jnp.where(self < 3, grad * (inner / 3 + 0.5), grad))
 
 
 @op("HardsigmoidBackward0", save=("self",), attrs=(), refuse={_NOT_REAL: "hardsigmoid_cpu"},
