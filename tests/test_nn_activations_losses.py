@@ -266,6 +266,13 @@ ERRORS = [
     lambda m: m.nn.functional.hardtanh(T(m, A), 2.0, 1.0),
     lambda m: m.nn.functional.mish(T(m, CLS)),
     lambda m: m.nn.functional.hardswish(T(m, CLS)),
+    lambda m: m.nn.functional.threshold(m.tensor(A > 0), 0.5, 1),
+    lambda m: m.nn.functional.smooth_l1_loss(m.tensor(A + 1j), m.tensor(B + 0j)),
+    lambda m: m.nn.functional.soft_margin_loss(m.tensor(CLS), m.tensor(CLS)),
+    lambda m: m.nn.functional.soft_margin_loss(m.tensor(CLS > 0), m.tensor(CLS)),
+    lambda m: m.nn.functional.kl_div(m.tensor(CLS), m.tensor(CLS), reduction="sum"),
+    lambda m: m.nn.functional.multi_margin_loss(m.tensor(A).bfloat16(), m.tensor(CLS)),
+    lambda m: m.nn.functional.multilabel_margin_loss(m.tensor(A).half(), m.tensor(ML)),
     lambda m: m.nn.Hardtanh(1.0, 0.5),
     lambda m: m.nn.TripletMarginLoss(margin=-1.0),
     lambda m: m.nn.MultiMarginLoss(p=3),
@@ -292,3 +299,11 @@ def test_warnings():
             m.nn.functional.smooth_l1_loss(T(m, A), T(m, B[0]))
         with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
             m.nn.functional.softmin(T(m, A))
+
+
+def test_integer_inputs_promote():
+    """C++'s integer tensor + float scalar is the default float dtype (pairwise_distance's eps, cosine's EPSILON)."""
+    x, y = CLS.reshape(1, 3) * np.array([[1], [2]]), np.array([[3, 1, 0], [1, 1, 2]])
+    for fn in (lambda m: m.nn.functional.triplet_margin_loss(T(m, x), T(m, y), T(m, y * 2), reduction="none"),
+               lambda m: m.nn.functional.cosine_embedding_loss(T(m, x), T(m, y), T(m, np.array([1, -1])))):
+        assert_same(fn(tl), fn(torch))

@@ -152,10 +152,10 @@ def _threshold_forward(self, *, threshold, value):
 
 _threshold = _entry("ThresholdBackward0", ("self",), _threshold_forward,
                     lambda grad, self, threshold, value: jnp.where(self <= threshold, 0, grad),
-                    attrs=("threshold",), fused_backward=True)
+                    attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"})
 _threshold_inplace = _entry("ThresholdBackward1", ("result",), _threshold_forward,  # torch saves the result
                             lambda grad, result, threshold, value: jnp.where(result <= threshold, 0, grad),
-                            attrs=("threshold",), fused_backward=True)
+                            attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"})
 
 
 def threshold(input, threshold, value, inplace=False):

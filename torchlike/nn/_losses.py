@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import OpDef, apply, no_grad, wrap
+from .._internal import OpDef, apply, no_grad, type_word, wrap
 from ..ops import pointwise as _pw, reduction as _rd
 from ..ops._registry import op
 from ._activations import _first_order_only
@@ -55,6 +55,8 @@ _norm.derivative(lambda grad, self, result, p, dim, keepdim, dtype: _rd._vector_
 
 
 def _scalar_op(entry, t, value):
+    if isinstance(value, float) and t._data.dtype.kind in "biu":  # (an integer tensor and a float: the default dtype)
+        t = _pw._to_float(t)
     return apply(entry, (t,), (value,))
 
 
@@ -99,10 +101,10 @@ def _huber_grad(grad, self, target, reduction, delta, dtype):
 
 
 _smooth_l1 = OpDef("SmoothL1LossBackward0", _smooth_l1_forward, save=("self", "target"), attrs=("beta", "reduction"),
-                   refuse={"biu": "smooth_l1_cpu"})
+                   refuse={"biuc": "smooth_l1_cpu"})
 _smooth_l1.derivative(_smooth_l1_grad)
 _huber = OpDef("HuberLossBackward0", _huber_forward, save=("self", "target"), attrs=("delta", "reduction"),
-               refuse={"biu": "huber_cpu"})
+               refuse={"biuc": "huber_cpu"})
 _huber.derivative(_huber_grad)
 
 
@@ -183,6 +185,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target * input)) (SoftMarginLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     _not_differentiable("soft_margin_loss", "target", target)
+    kind = input._data.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+                           "a mask, use the `~` or `logical_not()` operator instead.")
+    if kind in "iu":
+        raise RuntimeError(f"result type {type_word(_pw._to_float(input))} can't be cast to the desired output type "
+                           f"{type_word(input)}")
     return apply(_soft_margin, (input, target), (red,))
 
 
@@ -192,7 +201,7 @@ def _margin_rows(self, target):
 
 
 @op("MultiMarginLossBackward0", save=("self", "target", "weight"), nondiff=("target", "weight"),
-    attrs=("margin", "p", "reduction"), refuse={"biuc": "multi_margin_loss_cpu_kernel"},
+    attrs=("margin", "p", "reduction"),
     node_apply=_first_order_only("multi_margin_loss_backward"))
 def _multi_margin(self, target, weight, *, p, margin, reduction):
     x, t = _margin_rows(self, target)
@@ -224,10 +233,17 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
                            f"Input has shape {list(input.shape)}.")
+    _check_float(input, "multi_margin_loss_cpu_kernel")
     if weight is not None:
         _not_differentiable("multi_margin_loss", "weight", weight)
     _check_classes(target, input.shape[-1] if input.ndim else 1)
     return apply(_multi_margin, (input, target, weight), (p, margin, red))
+
+
+def _check_float(input, kernel):
+    """torch's margin kernels run for float and double only."""
+    if input._data.dtype not in (np.float32, np.float64):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_word(input)}'")
 
 
 def _check_classes(target, n_classes, allow_minus_one=False):
@@ -256,7 +272,6 @@ def _multilabel_forward(self, target, *, reduction):
 
 _multilabel_margin = OpDef("MultilabelMarginLossBackward0", _multilabel_forward, save=("self", "target", "is_target"),
                            nondiff=("target",), outputs=("result", "is_target"), attrs=("reduction",),
-                           refuse={"biuc": "multilabel_margin_loss_forward_out_frame"},
                            node_apply=_first_order_only("multilabel_margin_loss_backward"))
 _multilabel_margin.derivative(lambda grads, self, target, reduction: jax.vjp(
     lambda x: _multilabel_forward(x, target, reduction=reduction)[0], self)[1](grads[0])[0])
@@ -272,6 +287,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                                f"{list(input.shape)}")
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
+    _check_float(input, "multilabel_margin_loss_forward_out_frame")
     _check_classes(target, input.shape[-1] if input.ndim else 1, allow_minus_one=True)
     return apply(_multilabel_margin, (input, target), (red,))[0]
 
@@ -290,6 +306,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = _reduction("sum" if reduction == "batchmean" else reduction)
     if input.is_complex() or target.is_complex():
         raise RuntimeError("kl_div: Complex inputs not supported.")
+    if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
