@@ -143,6 +143,11 @@ INPLACE = {
     "relu6": lambda m, x: m.nn.functional.relu6(x, inplace=True),
     "selu": lambda m, x: m.nn.functional.selu(x, inplace=True),
     "elu": lambda m, x: m.nn.functional.elu(x, 0.5, inplace=True),
+    "elu_": lambda m, x: m.nn.functional.elu_(x, 0.5), "celu_": lambda m, x: m.nn.functional.celu_(x, 2.0),
+    "selu_": lambda m, x: m.nn.functional.selu_(x), "hardtanh_": lambda m, x: m.nn.functional.hardtanh_(x, -0.5, 0.5),
+    "leaky_relu_": lambda m, x: m.nn.functional.leaky_relu_(x, 0.2), "relu_": lambda m, x: m.nn.functional.relu_(x),
+    "threshold_": lambda m, x: m.nn.functional.threshold_(x, 0.1, -1.0),
+    "rrelu_": lambda m, x: m.nn.functional.rrelu_(x, 0.1, 0.2),
 }
 
 

@@ -19,6 +19,10 @@ from ..ops._registry import op as _op
 from ..ops.pointwise import _torch_mask
 from .functional import _softmax_dim  # (functional imports this module after defining it)
 
+__all__ = ["hardtanh", "hardtanh_", "elu_", "celu_", "selu_", "leaky_relu_", "relu_", "mish", "hardswish",
+           "hardsigmoid", "softshrink", "hardshrink", "threshold", "threshold_", "glu", "prelu", "rrelu", "rrelu_",
+           "softmin", "softsign", "tanhshrink", "gumbel_softmax", "normalize"]
+
 op = functools.partial(_op, layout=_layout.ti)  # elementwise: a result takes its input's layout, as in torch
 _NOT_REAL = "biuc"
 
@@ -109,6 +113,36 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _pw.hardtanh(input, min_val, max_val, inplace)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place hardtanh (HardtanhBackward0)."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+def elu_(input, alpha=1.0):
+    """In-place elu (EluBackward1)."""
+    return _pw.elu(input, alpha, True)
+
+
+def celu_(input, alpha=1.0):
+    """In-place celu (CeluBackward1)."""
+    return _pw.celu(input, alpha, True)
+
+
+def selu_(input):
+    """In-place selu (EluBackward1)."""
+    return _pw.selu(input, True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place leaky_relu (LeakyReluBackward1)."""
+    return _pw.leaky_relu(input, negative_slope, True)
+
+
+def relu_(input):
+    """In-place relu (ReluBackward0)."""
+    return input.relu_()
 
 
 # ----- shrinks, threshold ----------------------------------------------------------------------------------

@@ -22,6 +22,10 @@ from ._activations import _first_order_only
 from .functional import (_REDUCTIONS, _broadcast_pair, _mul_scalar, _not_differentiable, _reduce,
                          _reduce_grad, _reduction, _size)  # (functional imports this module after defining these)
 
+__all__ = ["smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div", "cosine_embedding_loss",
+           "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "poisson_nll_loss", "gaussian_nll_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss",
+           "multi_margin_loss", "soft_margin_loss", "ctc_loss"]
 
 # ----- C++'s Scalar overloads and at::norm ------------------------------------------------------------------
 @op("AddBackward1", save=(), attrs=())

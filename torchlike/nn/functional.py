@@ -531,9 +531,7 @@ def one_hot(tensor, num_classes=-1):
 
 from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,  # noqa: E402,F401
                       scaled_dot_product_attention, multi_head_attention_forward)
-from ._activations import (hardtanh, mish, hardswish, hardsigmoid, softshrink, hardshrink, threshold, threshold_,  # noqa: E402,F401
-                           glu, prelu, rrelu, rrelu_, softmin, softsign, tanhshrink, gumbel_softmax, normalize)
-from ._losses import (smooth_l1_loss, huber_loss, binary_cross_entropy, kl_div, cosine_embedding_loss,  # noqa: E402,F401
-                      margin_ranking_loss, hinge_embedding_loss, triplet_margin_loss, triplet_margin_with_distance_loss,
-                      poisson_nll_loss, gaussian_nll_loss, multilabel_soft_margin_loss, multilabel_margin_loss,
-                      multi_margin_loss, soft_margin_loss, ctc_loss, _pairwise_distance)
+from ._activations import *  # noqa: E402,F401,F403  (issue 14's activations and losses)
+from ._losses import *  # noqa: E402,F401,F403
+from . import _activations, _losses  # noqa: E402
+__all__ += _activations.__all__ + _losses.__all__

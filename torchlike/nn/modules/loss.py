@@ -2,6 +2,7 @@
 import warnings
 
 from .. import functional as F
+from .._losses import _pairwise_distance
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "BCELoss",
@@ -197,7 +198,7 @@ class _PairwiseDistance(Module):
     """torch.nn.PairwiseDistance's default (p=2, eps=1e-6): TripletMarginWithDistanceLoss's default distance."""
 
     def forward(self, x1, x2):
-        return F._pairwise_distance(x1, x2)
+        return _pairwise_distance(x1, x2)
 
     def _get_name(self):
         return "PairwiseDistance"
