@@ -17,6 +17,7 @@ import numpy as np
 
 from .._internal import OpDef, apply, no_grad, type_word, wrap
 from ..ops import pointwise as _pw, reduction as _rd
+from ..ops._forward_ad import _state as _fw_state
 from ..ops._registry import op
 from ._activations import _first_order_only
 from .functional import (_REDUCTIONS, _broadcast_pair, _mul_scalar, _not_differentiable, _reduce,
@@ -238,10 +239,20 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
                            f"Input has shape {list(input.shape)}.")
     _check_float(input, "multi_margin_loss_cpu_kernel")
+    _no_forward_ad("multi_margin_loss", input)
     if weight is not None:
         _not_differentiable("multi_margin_loss", "weight", weight)
     _check_classes(target, input.shape[-1] if input.ndim else 1)
     return apply(_multi_margin, (input, target, weight), (p, margin, red))
+
+
+def _no_forward_ad(aten_name, t):
+    """torch's refusal of an op without a forward derivative, for an input with a tangent."""
+    if _fw_state.level is not None and t._fw_tangent is not None:
+        raise NotImplementedError(f"Trying to use forward AD with {aten_name} that does not support it because it has "
+                                  f"not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+                                  f"pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+                                  f"its implementation or submit a PR adding the implementation to derivatives.yaml")
 
 
 def _check_float(input, kernel):
@@ -292,6 +303,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     _check_float(input, "multilabel_margin_loss_forward_out_frame")
+    _no_forward_ad("multilabel_margin_loss_forward", input)
     _check_classes(target, input.shape[-1] if input.ndim else 1, allow_minus_one=True)
     return apply(_multilabel_margin, (input, target), (red,))[0]
 
@@ -534,6 +546,8 @@ def _ctc_grad(grad, log_probs, targets, input_lengths, target_lengths, blank, ze
 
 _ctc = OpDef("CtcLossBackward0", _ctc_forward, save=("log_probs", "targets", "input_lengths", "target_lengths"),
              nondiff=("targets", "input_lengths", "target_lengths"), attrs=("blank", "zero_infinity"),
+             saved={n: (lambda node, saved, n=n: tuple(int(v) for v in np.asarray(saved[n]._data)))
+                    for n in ("input_lengths", "target_lengths")},  # (torch saves them as int lists)
              node_apply=_first_order_only("_ctc_loss_backward"))
 _ctc.derivative(_ctc_grad)
 
@@ -552,6 +566,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     red = _reduction(reduction)
     batched = log_probs.ndim == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
+    _no_forward_ad("_ctc_loss", lp)
     il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
     T, N, C = lp.shape
     if len(il) != N:
