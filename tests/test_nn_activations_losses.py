@@ -282,6 +282,13 @@ ERRORS = [
     lambda m: m.nn.functional.kl_div(m.tensor(CLS), m.tensor(CLS), reduction="sum"),
     lambda m: m.nn.functional.multi_margin_loss(m.tensor(A).bfloat16(), m.tensor(CLS)),
     lambda m: m.nn.functional.multilabel_margin_loss(m.tensor(A).half(), m.tensor(ML)),
+    lambda m: m.nn.functional.binary_cross_entropy(m.tensor(P).float(), m.tensor(Q)),
+    lambda m: m.nn.functional.multi_margin_loss(m.tensor(A), m.tensor(CLS), weight=m.ones(4)),
+    lambda m: m.nn.functional.multi_margin_loss(m.tensor(A), m.tensor(CLS).int()),
+    lambda m: m.nn.functional.multi_margin_loss(m.tensor(A), m.tensor([0, 1, 5])),
+    lambda m: m.nn.functional.multilabel_margin_loss(m.tensor(A), m.tensor(ML).int()),
+    lambda m: m.nn.functional.multilabel_margin_loss(m.tensor(A), m.tensor(np.where(ML == 3, 7, ML))),
+    lambda m: m.nn.functional.gaussian_nll_loss(m.tensor(A), m.tensor(B), 1),
     lambda m: m.nn.Hardtanh(1.0, 0.5),
     lambda m: m.nn.TripletMarginLoss(margin=-1.0),
     lambda m: m.nn.MultiMarginLoss(p=3),
@@ -344,3 +351,11 @@ def test_forward_ad(name):
         assert res[0] == res[1]
     else:
         assert_same(res[0], res[1])
+
+
+def test_result_dtypes():
+    """huber_loss and soft_margin_loss compute in the input's dtype, smooth_l1_loss in the promoted one."""
+    for fn in (lambda m: m.nn.functional.huber_loss(T(m, A).float(), T(m, B)),
+               lambda m: m.nn.functional.soft_margin_loss(T(m, A).float(), T(m, SGN)),
+               lambda m: m.nn.functional.smooth_l1_loss(T(m, A).float(), T(m, B))):
+        assert_same(fn(tl), fn(torch))

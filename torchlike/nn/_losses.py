@@ -131,10 +131,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
-        return apply(_huber, (a, b), (_reduction(reduction), delta, _pw._binary_dtype(a, b)))
+        return apply(_huber, (a, b), (_reduction(reduction), delta, input._data.dtype))  # (the input's dtype)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
-    loss = apply(_huber, (a, b), (0, delta, _pw._binary_dtype(a, b))) * weight
+    loss = apply(_huber, (a, b), (0, delta, input._data.dtype)) * weight
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
     return loss if reduction == "none" else (loss.sum() if reduction == "sum" else loss.mean())
@@ -166,6 +166,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         from .._internal import broadcast_batch
         weight = weight.expand(*broadcast_batch(target.shape, weight.shape))
         _not_differentiable("binary_cross_entropy", "weight", weight)
+    if target._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Found dtype {type_word(target)} but expected {type_word(input)}")
     x = input._data
     if not isinstance(x, jax.core.Tracer) and x.dtype.kind in "fV":
         v = np.asarray(x)
@@ -176,14 +178,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 # ----- soft_margin_loss, multi_margin_loss, multilabel_margin_loss -------------------------------------------
 @op("SoftMarginLossBackward0", save=("self", "target"), nondiff=("target",), attrs=("reduction",))
-def _soft_margin(self, target, *, reduction):
-    return _reduce(jnp.log1p(jnp.exp(-target * self)), reduction)
+def _soft_margin(self, target, *, reduction):  # (in the input's dtype, as torch's kernel)
+    return _reduce(jnp.log1p(jnp.exp(-target.astype(self.dtype) * self)), reduction)
 
 
 @_soft_margin.derivative
 def _(grad, self, target, reduction):
-    z = jnp.exp(-target * self)
-    return -target * z / (1 + z) * _reduce_grad(grad, reduction, self.shape)
+    t = target.astype(self.dtype)
+    z = jnp.exp(-t * self)
+    return -t * z / (1 + z) * _reduce_grad(grad, reduction, self.shape)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -239,6 +242,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
                            f"Input has shape {list(input.shape)}.")
     _check_float(input, "multi_margin_loss_cpu_kernel")
+    _check_scalar_type(target, np.int64)
+    if weight is not None:
+        _check_scalar_type(weight, input._data.dtype)
     _no_forward_ad("multi_margin_loss", input)
     if weight is not None:
         _not_differentiable("multi_margin_loss", "weight", weight)
@@ -261,14 +267,18 @@ def _check_float(input, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_word(input)}'")
 
 
+def _check_scalar_type(t, dtype):
+    if t._data.dtype != dtype:
+        raise RuntimeError(f"expected scalar type {type_word(wrap(jnp.zeros((), dtype)))} but found {type_word(t)}")
+
+
 def _check_classes(target, n_classes, allow_minus_one=False):
     t = target._data
     if isinstance(t, jax.core.Tracer):
         return
     v = np.asarray(t)
     if ((v < (-1 if allow_minus_one else 0)) | (v >= n_classes)).any():
-        raise RuntimeError("target out of range" if not allow_minus_one else
-                           f"multilabel_margin_loss: target index out of range [-1, {n_classes})")
+        raise RuntimeError("target out of range" if not allow_minus_one else "argument #2 'target' is out of range")
 
 
 def _multilabel_forward(self, target, *, reduction):
@@ -303,6 +313,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     _check_float(input, "multilabel_margin_loss_forward_out_frame")
+    _check_scalar_type(target, np.int64)
     _no_forward_ad("multilabel_margin_loss_forward", input)
     _check_classes(target, input.shape[-1] if input.ndim else 1, allow_minus_one=True)
     return apply(_multilabel_margin, (input, target), (red,))[0]
@@ -450,6 +461,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * input.new_ones(input.shape)
+    elif not hasattr(var, "_data"):
+        raise TypeError(f"any() received an invalid combination of arguments - got ({type(var < 0).__name__}), but "
+                        f"expected one of:\n * (Tensor input, *, Tensor out = None)")
     elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
