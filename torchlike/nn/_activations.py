@@ -16,12 +16,13 @@ from .._internal import OpDef, OpNode, apply, apply_inplace, grad_enabled, no_gr
 from .._tensor import _wrap_dim
 from ..ops import _layout, creation as _creation, pointwise as _pw
 from ..ops._registry import op as _op
-from ..ops.pointwise import _torch_mask
+from ..ops.pointwise import _check_tensor_arg, _torch_mask
 from .functional import _softmax_dim  # (functional imports this module after defining it)
 
-__all__ = ["hardtanh", "hardtanh_", "elu_", "celu_", "selu_", "leaky_relu_", "relu_", "mish", "hardswish",
-           "hardsigmoid", "softshrink", "hardshrink", "threshold", "threshold_", "glu", "prelu", "rrelu", "rrelu_",
-           "softmin", "softsign", "tanhshrink", "gumbel_softmax", "normalize"]
+__all__ = ["gelu", "softplus", "relu6", "selu", "celu", "elu", "leaky_relu", "logsigmoid", "hardtanh", "hardtanh_",
+           "elu_", "celu_", "selu_", "leaky_relu_", "relu_", "mish", "hardswish", "hardsigmoid", "softshrink",
+           "hardshrink", "threshold", "threshold_", "glu", "prelu", "rrelu", "rrelu_", "softmin", "softsign",
+           "tanhshrink", "gumbel_softmax", "normalize"]
 
 op = functools.partial(_op, layout=_layout.ti)  # elementwise: a result takes its input's layout, as in torch
 _NOT_REAL = "biuc"
@@ -31,6 +32,32 @@ def _entry(node_name, save, forward, derivative, **kw):
     entry = OpDef(node_name, forward, save=save, layout=_layout.ti, **kw)
     entry.derivative(derivative)
     return entry
+
+
+def _tensor_args(aten_name, *names):
+    """Raise torch's TypeError for an argument of ``names`` that is not a Tensor (checked only when the call fails,
+    so free on the common path)."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (AttributeError, TypeError):
+                for k, (name, value) in enumerate(zip(names, args)):
+                    _check_tensor_arg(aten_name, name, k + 1, value)
+                for name in names:
+                    if name in kwargs:
+                        _check_tensor_arg(aten_name, name, names.index(name) + 1, kwargs[name])
+                raise
+        return checked
+    return deco
+
+
+# torch's ATen activations that torchlike's ops/pointwise declares: with torch's TypeError for a non-Tensor input
+gelu, softplus, relu6, selu, celu = (_tensor_args(n, "input")(getattr(_pw, n))
+                                     for n in ("gelu", "softplus", "relu6", "selu", "celu"))
+elu, leaky_relu = _tensor_args("elu", "input")(_pw.elu), _tensor_args("leaky_relu", "input")(_pw.leaky_relu)
+logsigmoid = _tensor_args("log_sigmoid", "input")(_pw.logsigmoid)
 
 
 def _first_order_only(aten_name):
@@ -93,21 +120,25 @@ def _(grad, self):
     return jnp.where((self > -3) & (self < 3), grad / 6, 0)
 
 
+@_tensor_args("mish", "input")
 def mish(input, inplace=False):
     """x * tanh(softplus(x)) (MishBackward0)."""
     return _unary(_mish, input, (), inplace)
 
 
+@_tensor_args("hardswish", "input")
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6 (HardswishBackward0)."""
     return _unary(_hardswish, input, (), inplace)
 
 
+@_tensor_args("hardsigmoid", "input")
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
     return _unary(_hardsigmoid, input, (), inplace)
 
 
+@_tensor_args("hardtanh", "input")
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val) with zero gradient at and beyond the bounds (HardtanhBackward0)."""
     if min_val > max_val:
@@ -166,6 +197,7 @@ _hardshrink = _entry("HardshrinkBackward0", ("self",), _hardshrink_forward, _shr
                      fused_backward=True, refuse={_NOT_REAL: "hardshrink_cpu"})
 
 
+@_tensor_args("softshrink", "input")
 def softshrink(input, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, else 0 (SoftshrinkBackward0)."""
     if lambd < 0:
@@ -175,6 +207,7 @@ def softshrink(input, lambd=0.5):
     return apply(_softshrink, (input,), (lambd,))
 
 
+@_tensor_args("hardshrink", "input")
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0 (HardshrinkBackward0)."""
     return apply(_hardshrink, (input,), (lambd,))
@@ -192,6 +225,7 @@ _threshold_inplace = _entry("ThresholdBackward1", ("result",), _threshold_forwar
                             attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"})
 
 
+@_tensor_args("threshold", "input")
 def threshold(input, threshold, value, inplace=False):
     """value where x <= threshold, else x (ThresholdBackward0; in place: ThresholdBackward1)."""
     return _unary(_threshold, input, (threshold, value), inplace, _threshold_inplace)
@@ -229,6 +263,7 @@ def _(grad, self, weight):
     return jnp.where(self > 0, grad, weight * grad), jnp.where(self > 0, 0, self * grad)
 
 
+@_tensor_args("prelu", "input", "weight")
 def prelu(input, weight):
     """x where x > 0, else weight * x, weight per channel (dim 1) or shared (PreluKernelBackward0)."""
     if weight.ndim > 1:
@@ -274,6 +309,7 @@ def _rrelu_noise(key, x, *, lower, upper):
     return jnp.where(x <= 0, r, jnp.ones((), x.dtype))
 
 
+@_tensor_args("rrelu", "input")
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky relu with a random slope in [lower, upper] per negative element when training, their mean
     otherwise (RreluWithNoiseBackward0; in place: RreluWithNoiseBackward1)."""

@@ -534,4 +534,4 @@ from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, em
 from ._activations import *  # noqa: E402,F401,F403  (issue 14's activations and losses)
 from ._losses import *  # noqa: E402,F401,F403
 from . import _activations, _losses  # noqa: E402
-__all__ += _activations.__all__ + _losses.__all__
+__all__ += [n for n in _activations.__all__ + _losses.__all__ if n not in __all__]
