@@ -362,3 +362,24 @@ def test_result_dtypes():
                lambda m: m.nn.functional.soft_margin_loss(T(m, A).float(), T(m, SGN)),
                lambda m: m.nn.functional.smooth_l1_loss(T(m, A).float(), T(m, B))):
         assert_same(fn(tl), fn(torch))
+
+
+def _autocast_cases(m):
+    F, x, t = m.nn.functional, m.tensor(A).bfloat16().requires_grad_(), m.tensor(P).bfloat16()
+    return [lambda: F.smooth_l1_loss(x, t), lambda: F.huber_loss(x, t), lambda: F.binary_cross_entropy(t, t),
+            lambda: F.kl_div(x, t, reduction="sum"), lambda: F.multi_margin_loss(x, m.tensor(CLS)),
+            lambda: F.soft_margin_loss(x, t), lambda: F.mish(x),
+            lambda: F.ctc_loss(x.view(3, 1, 4).log_softmax(2), m.tensor([[1, 2]]), [3], [2]),
+            lambda: F.cosine_embedding_loss(x, x, m.ones(3)), lambda: F.poisson_nll_loss(x, t),
+            lambda: F.triplet_margin_loss(x, x, t), lambda: F.multilabel_soft_margin_loss(x, t),
+            lambda: F.hinge_embedding_loss(x, t), lambda: F.margin_ranking_loss(x, x, t),
+            lambda: F.multilabel_margin_loss(x, m.tensor(ML))]
+
+
+def test_autocast():
+    """CPU autocast runs the losses of torch's fp32 list in float32 (cast where torch casts: at the composite)."""
+    results = []
+    for m in (tl, torch):
+        with m.autocast("cpu"):
+            results.append([(str(o.dtype).split(".")[-1], graph(o)) for o in (f() for f in _autocast_cases(m))])
+    assert results[0] == results[1]

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._internal import OpDef, apply, no_grad, type_word, wrap
-from ..ops import pointwise as _pw, reduction as _rd
+from ..ops import _registry, pointwise as _pw, reduction as _rd
 from ..ops._forward_ad import _state as _fw_state
 from ..ops._registry import op
 from ._activations import _first_order_only
@@ -73,18 +73,25 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return apply(_norm, (d,), (float(p), (max(dim, 0),) if d.ndim else None, bool(keepdim), dt))
 
 
+def _autocast(name, *tensors):
+    """The inputs of a composite loss as autocast casts them (to float32, at the composite as torch does)."""
+    return tensors if _registry._composite_cast is None else _registry._composite_cast(name, tensors)
+
+
 def _apply_reduction(loss, red):
     """torch's apply_loss_reduction (MeanBackward0 / SumBackward0)."""
     return loss if red == 0 else (loss.mean() if red == 1 else loss.sum())
 
 
 # ----- smooth_l1_loss, huber_loss ----------------------------------------------------------------------------
-def _smooth_l1_forward(self, target, *, reduction, beta, dtype):
+def _smooth_l1_forward(self, target, *, reduction, beta):
+    dtype = jnp.promote_types(self.dtype, target.dtype)
     z = jnp.abs(self.astype(dtype) - target.astype(dtype))
     return _reduce(jnp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
 
 
-def _smooth_l1_grad(grad, self, target, reduction, beta, dtype):
+def _smooth_l1_grad(grad, self, target, reduction, beta):
+    dtype = jnp.promote_types(self.dtype, target.dtype)
     d = self.astype(dtype) - target.astype(dtype)
     inner = _pw._torch_mask(d, jnp.abs(d) < beta)  # torch's second derivative: 1/beta strictly inside
     g = _reduce_grad(grad, reduction, self.shape)
@@ -92,13 +99,13 @@ def _smooth_l1_grad(grad, self, target, reduction, beta, dtype):
     return g, -g
 
 
-def _huber_forward(self, target, *, reduction, delta, dtype):
-    z = jnp.abs(self.astype(dtype) - target.astype(dtype))
+def _huber_forward(self, target, *, reduction, delta):  # (in the input's dtype, as torch's kernel)
+    z = jnp.abs(self - target.astype(self.dtype))
     return _reduce(jnp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
 
 
-def _huber_grad(grad, self, target, reduction, delta, dtype):
-    d = self.astype(dtype) - target.astype(dtype)
+def _huber_grad(grad, self, target, reduction, delta):
+    d = self - target.astype(self.dtype)
     inner = _pw._torch_mask(d, jnp.abs(d) < delta)
     g = _reduce_grad(grad, reduction, self.shape)
     g = jnp.where(d < -delta, -delta * g, jnp.where(d > delta, delta * g, inner * g))
@@ -122,7 +129,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         return _apply_reduction(err, red)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    return apply(_smooth_l1, (a, b), (red, beta, _pw._binary_dtype(a, b)))
+    return apply(_smooth_l1, (a, b), (red, beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -131,10 +138,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
-        return apply(_huber, (a, b), (_reduction(reduction), delta, input._data.dtype))  # (the input's dtype)
+        return apply(_huber, (a, b), (_reduction(reduction), delta))
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
-    loss = apply(_huber, (a, b), (0, delta, input._data.dtype)) * weight
+    loss = apply(_huber, (a, b), (0, delta)) * weight
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
     return loss if reduction == "none" else (loss.sum() if reduction == "sum" else loss.mean())
@@ -159,6 +166,7 @@ def _(grad, self, target, weight, reduction):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)), logs clamped at -100 (BinaryCrossEntropyBackward0)."""
     red = _reduction(reduction, size_average, reduce)
+    input, target, weight = _autocast("binary_cross_entropy", input, target, weight)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({_size(target.shape)}) that is different to the input size "
                          f"({_size(input.shape)}) is deprecated. Please ensure they have the same size.")
@@ -241,6 +249,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
                            f"Input has shape {list(input.shape)}.")
+    input, weight = _autocast("multi_margin_loss", input, weight)
     _check_float(input, "multi_margin_loss_cpu_kernel")
     _check_scalar_type(target, np.int64)
     if weight is not None:
@@ -312,6 +321,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                                f"{list(input.shape)}")
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
+    input, = _autocast("multilabel_margin_loss", input)
     _check_float(input, "multilabel_margin_loss_forward_out_frame")
     _check_scalar_type(target, np.int64)
     _no_forward_ad("multilabel_margin_loss_forward", input)
@@ -322,6 +332,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 # ----- composites of C++ (ATen) --------------------------------------------------------------------------------
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise KL divergence target * (log target - input), reduced ('batchmean': sum / batch size)."""
+    input, target = _autocast("kl_div", input, target)
     if size_average is not None or reduce is not None:
         red = _reduction("mean", size_average, reduce)
     else:
@@ -357,6 +368,7 @@ def _fill_sub(value, t):
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    input1, input2, target = _autocast("cosine_embedding_loss", input1, input2, target)
     red = _reduction(reduction, size_average, reduce)
     tdim = target.ndim
     if tdim not in (0, 1):
@@ -380,6 +392,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
+    input1, input2, target = _autocast("margin_ranking_loss", input1, input2, target)
     red = _reduction(reduction, size_average, reduce)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -391,6 +404,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1."""
+    input, target = _autocast("hinge_embedding_loss", input, target)
     red = _reduction(reduction, size_average, reduce)
     zeros = input.new_zeros(input.shape)
     margin_clamp = _fill_sub(margin, input).clamp_min_(0)
@@ -401,6 +415,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(a, p) - d(a, n)), d the pairwise p-distance (``swap``: d(a, n) = min(d(a, n), d(p, n)))."""
+    anchor, positive, negative = _autocast("triplet_margin_loss", anchor, positive, negative)
     red = _reduction(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -439,6 +454,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """exp(input) - target * input (log_input), else input - target * log(input + eps); ``full``: + Stirling."""
+    input, target = _autocast("poisson_nll_loss", input, target)
     if size_average is not None or reduce is not None:
         reduction = {0: "none", 1: "mean", 2: "sum"}[_reduction("mean", size_average, reduce)]
     if reduction not in _REDUCTIONS:
@@ -577,6 +593,7 @@ def _lengths(x, name):
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """Connectionist temporal classification loss (CtcLossBackward0): log_probs (T, N, C) or (T, C), targets
     padded (N, S) or concatenated; 'mean' divides each loss by its target length, then averages."""
+    log_probs, = _autocast("ctc_loss", log_probs)
     red = _reduction(reduction)
     batched = log_probs.ndim == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
