@@ -112,8 +112,7 @@ def _huber_grad(grad, self, target, reduction, delta):
     return g, -g
 
 
-_smooth_l1 = OpDef("SmoothL1LossBackward0", _smooth_l1_forward, save=("self", "target"), attrs=("beta", "reduction"),
-                   refuse={"biuc": "smooth_l1_cpu"})
+_smooth_l1 = OpDef("SmoothL1LossBackward0", _smooth_l1_forward, save=("self", "target"), attrs=("beta", "reduction"))
 _smooth_l1.derivative(_smooth_l1_grad)
 _huber = OpDef("HuberLossBackward0", _huber_forward, save=("self", "target"), attrs=("delta", "reduction"),
                refuse={"biuc": "huber_cpu"})
@@ -129,6 +128,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         return _apply_reduction(err, red)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    dt = _pw._binary_dtype(a, b)
+    if np.dtype(dt).kind in "biuc":  # (by the promoted dtype)
+        raise NotImplementedError(f"\"smooth_l1_cpu\" not implemented for '{_pw._type_word(dt)}'")
     return apply(_smooth_l1, (a, b), (red, beta))
 
 
@@ -278,7 +280,7 @@ def _check_float(input, kernel):
 
 def _check_scalar_type(t, dtype):
     if t._data.dtype != dtype:
-        raise RuntimeError(f"expected scalar type {type_word(wrap(jnp.zeros((), dtype)))} but found {type_word(t)}")
+        raise RuntimeError(f"expected scalar type {_pw._type_word(dtype)} but found {type_word(t)}")
 
 
 def _check_classes(target, n_classes, allow_minus_one=False):
