@@ -190,7 +190,47 @@ AREAS = {
     "ops": {
     },
 
-    "nn": {
+    "nn": {  # (activations and losses: tests/test_nn_activations_losses.py)
+        "act_mish": (lambda m, x: F(m).mish(x * 3) + F(m).mish(x.detach() * 1, inplace=True) * x, [A]),
+        "act_hardswish": (lambda m, x: F(m).hardswish(x * 3) * F(m).hardswish(x * 1, inplace=True), [A]),
+        "act_hardswish_bounds": (lambda m, x: F(m).hardswish(x), [np.array([-3.0, 3.0, -4.0, 4.0, 0.5])]),
+        "act_softshrink": (lambda m, x: F(m).softshrink(x, 0.4) ** 2, [A]),
+        "act_hardshrink": (lambda m, x: F(m).hardshrink(x, 0.4) ** 2, [A]),
+        "act_threshold": (lambda m, x: F(m).threshold(x, 0.1, -2.0) ** 2 + F(m).threshold(x * 1, 0.1, -2.0,
+                                                                                       inplace=True) ** 2, [A]),
+        "act_glu": (lambda m, x: F(m).glu(x, 1) * F(m).glu(x, 0)[:, :2], [A[:2]]),
+        "act_prelu": (lambda m, x, w: F(m).prelu(x, w) ** 2, [A, UNIT[0]]),
+        "act_prelu_shared": (lambda m, x, w: F(m).prelu(x, w[:1]) * x, [A, B[0]]),
+        "act_rrelu": (lambda m, x: F(m).rrelu(x, 0.1, 0.3) ** 2 + F(m).rrelu(x * 1, 0.2, 0.4, inplace=True) * x,
+                      [A]),
+        "act_softmin_softsign_tanhshrink": (lambda m, x: F(m).softmin(x, 1) * F(m).softsign(x) + F(m).tanhshrink(x),
+                                            [A]),
+        "act_normalize": (lambda m, x: F(m).normalize(x, p=3, dim=0) + F(m).normalize(x), [A]),
+        "loss_smooth_l1": (lambda m, x, y: F(m).smooth_l1_loss(x, y, beta=0.8, reduction="none") ** 2
+                           + F(m).smooth_l1_loss(x, y), [A, B]),
+        "loss_huber": (lambda m, x, y: F(m).huber_loss(x, y, delta=0.8, reduction="none") ** 2
+                       + F(m).huber_loss(x, y, reduction="sum"), [A, B]),
+        "loss_bce": (lambda m, x, y: F(m).binary_cross_entropy(x, y, weight=m.tensor(POS[0]), reduction="none")
+                     + F(m).binary_cross_entropy(x, y), [UNIT * 0.4 + 0.5, np.abs(UNIT)]),
+        "loss_kl": (lambda m, x, y: F(m).kl_div(x, y, reduction="batchmean") + F(m).kl_div(x, y * 1, reduction="sum",
+                                                                                          log_target=True),
+                    [A, np.abs(UNIT) + 0.1]),
+        "loss_cosine_embedding": (lambda m, x, y: F(m).cosine_embedding_loss(x, y, m.tensor([1, -1, -1]), margin=-0.5,
+                                                                             reduction="none"), [A, B]),
+        "loss_margin_ranking_hinge": (lambda m, x, y: F(m).margin_ranking_loss(x, y, m.tensor(np.sign(B)), 0.3) * x
+                                      + F(m).hinge_embedding_loss(x * y, m.tensor(np.sign(A)), reduction="sum"),
+                                      [A, B]),
+        "loss_triplet": (lambda m, x, y, z: F(m).triplet_margin_loss(x, y, z, margin=2.0, reduction="none")
+                         + F(m).triplet_margin_loss(x, y, z, p=3, swap=True), [A, B, UNIT]),
+        "loss_triplet_distance": (lambda m, x, y, z: F(m).triplet_margin_with_distance_loss(x, y, z, margin=2.0),
+                                  [A, B, UNIT]),
+        "loss_poisson_nll": (lambda m, x, y: F(m).poisson_nll_loss(x, y * 3, full=True)
+                             + F(m).poisson_nll_loss(x * x + 0.1, y, log_input=False, reduction="sum"), [A, POS]),
+        "loss_gaussian_nll": (lambda m, x, y, v: F(m).gaussian_nll_loss(x, y, v, full=True, reduction="none"),
+                              [A, B, POS]),
+        "loss_multilabel_soft_margin": (lambda m, x, y: F(m).multilabel_soft_margin_loss(x, y, reduction="none"),
+                                        [A, np.abs(UNIT)]),
+        "loss_soft_margin": (lambda m, x: F(m).soft_margin_loss(x, m.tensor(np.sign(B)), reduction="none"), [A]),
     },
 
     "rnn": {
@@ -569,6 +609,12 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "AcoshBackward1": "torch has no derivative for acosh_ (in place): backward raises",
     "AtanhBackward1": "torch has no derivative for atanh_ (in place): backward raises",
     "count_nonzero": "integer output, no differentiable input", "searchsorted": "integer output, no differentiable input",
+    # (nn: torch has no derivative of these backward functions: second order raises, as tested in
+    # test_nn_activations_losses.py)
+    "HardsigmoidBackward0": "torch has no derivative for hardsigmoid_backward: second order raises",
+    "MultiMarginLossBackward0": "torch has no derivative for multi_margin_loss_backward: second order raises",
+    "MultilabelMarginLossBackward0": "torch has no derivative for multilabel_margin_loss_backward: second order raises",
+    "CtcLossBackward0": "torch has no derivative for _ctc_loss_backward: second order raises",
 }
 _OP_MODULES = ("torchlike.ops.", "torchlike.nn.")
 

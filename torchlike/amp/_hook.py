@@ -11,7 +11,8 @@ _cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is o
 _record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
 _names = {}
 _ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
-         "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax"}
+         "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax",
+         "smooth_l1loss": "smooth_l1_loss", "ctc_loss": "_ctc_loss"}
 
 
 def _aten_name(op):

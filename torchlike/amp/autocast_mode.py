@@ -33,6 +33,11 @@ _FP32 = {
              "binary_cross_entropy_with_logits", "logsumexp", "prod", "softmax", "log_softmax", "cumsum",
              "linalg_vector_norm", "sum"},
 }
+_NN_LOSSES = {"binary_cross_entropy", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "multi_margin_loss",  # (nn)
+              "multilabel_margin_loss", "ctc_loss", "kl_div", "cosine_embedding_loss", "hinge_embedding_loss",
+              "poisson_nll_loss", "margin_ranking_loss", "triplet_margin_loss"}
+_FP32["cpu"] |= _NN_LOSSES
+_FP32["cuda"] |= _NN_LOSSES
 _PROMOTE = {"cpu": set(), "cuda": {"addcdiv", "addcmul", "atan2", "scatter_add"}}
 _AVAILABLE = ("cpu", "cuda", "ipu", "xpu", "maia", "xla", "mps", "hpu", "mtia", "privateuseone")
 _DEFAULT = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}

@@ -531,3 +531,7 @@ def one_hot(tensor, num_classes=-1):
 
 from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,  # noqa: E402,F401
                       scaled_dot_product_attention, multi_head_attention_forward)
+from ._activations import *  # noqa: E402,F401,F403  (issue 14's activations and losses)
+from ._losses import *  # noqa: E402,F401,F403
+from . import _activations, _losses  # noqa: E402
+__all__ += [n for n in _activations.__all__ + _losses.__all__ if n not in __all__]

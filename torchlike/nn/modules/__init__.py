@@ -3,6 +3,8 @@ from .module import Module  # noqa: F401
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .linear import Identity, Linear, Bilinear  # noqa: F401
 from .activation import ReLU, GELU, SiLU, LeakyReLU, Softplus, Tanh, Sigmoid, Softmax, LogSoftmax  # noqa: F401
+from .activation import *  # noqa: F401,F403  (activation and loss: every name of their __all__)
+from .loss import *  # noqa: F401,F403
 from .dropout import Dropout  # noqa: F401
 from .loss import L1Loss, MSELoss, NLLLoss, CrossEntropyLoss, BCEWithLogitsLoss  # noqa: F401
 from .conv import Conv2d  # noqa: F401
@@ -18,3 +20,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "LogSoftmax", "Dropout", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding",
            "MultiheadAttention", "Flatten", "Unflatten"]
+__all__ += [n for n in activation.__all__ + loss.__all__ if n not in __all__]  # noqa: F405
