@@ -193,7 +193,16 @@ AREAS = {
     "nn": {
     },
 
-    "rnn": {
+    "rnn": {  # modules from test_nn_rnn.module_of (torch's seeded weights copied); x (T=4, B=3, 3)
+        "lstm_proj_bidir_h0c0": (lambda m, x, h, c: (lambda o: (o[0],) + o[1])(__import__("test_nn_rnn").module_of(
+            m, "LSTM", 3, 4, proj_size=2, bidirectional=True)(x, (h, c))), [A2ND[:, :3, :3].repeat(2, 0)[:4],
+                                                                             A2ND[:, :3, :2], A2ND[:, :3, :4]]),
+        "gru_packed_bidir": (lambda m, x: (lambda o: (m.nn.utils.rnn.pad_packed_sequence(o[0], True, 0.5)[0], o[1]))(
+            __import__("test_nn_rnn").module_of(m, "GRU", 3, 4, bidirectional=True)(
+                m.nn.utils.rnn.pack_padded_sequence(x, [4, 2, 1]))), [A2ND[:, :3, :3].repeat(2, 0)[:4]]),
+        "rnn_relu_pad_sequence": (lambda m, x, y: __import__("test_nn_rnn").module_of(
+            m, "RNN", 3, 4, 2, "relu", batch_first=True)(m.nn.utils.rnn.pad_sequence(
+                [x, y], batch_first=True, padding_value=0.5))[0], [A2ND[0, :, :3], A2ND[1, :2, 2:]]),
     },
 }
 for _area, _cases in AREAS.items():

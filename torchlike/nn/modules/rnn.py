@@ -114,9 +114,9 @@ class RNNBase(Module):
 
     def check_input(self, input, batch_sizes):
         if input.dtype != self._flat_weights[0].dtype:
-            w = self._flat_weights[0].dtype
-            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w}). Convert input: "
-                             f"input.to({w}), or convert model: model.to({input.dtype})")
+            w, x = (f"torch.{str(t.dtype).rpartition('.')[2]}" for t in (self._flat_weights[0], input))
+            raise ValueError(f"RNN input dtype ({x}) does not match weight dtype ({w}). Convert input: "
+                             f"input.to({w}), or convert model: model.to({x})")
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
             raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
