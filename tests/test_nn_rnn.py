@@ -307,3 +307,115 @@ def test_packed_sequence_methods():
     assert not p.is_cuda and not p.is_pinned()
     assert R.invert_permutation(tl.tensor([2, 0, 1])).tolist() == [1, 2, 0] and R.invert_permutation(None) is None
     assert R.PackedSequence((p.data, p.batch_sizes)).batch_sizes is p.batch_sizes
+
+
+# ----- Transformer ------------------------------------------------------------------------------------------------
+E, NH, FF = 6, 2, 8
+SRC, TGT = RNG.standard_normal((5, 3, E)), RNG.standard_normal((4, 3, E))
+KPM = np.zeros((3, 5), bool)
+KPM[1, 3:] = True
+
+
+def _mask(lib, kind, n):
+    if kind == "causal":
+        return lib.nn.Transformer.generate_square_subsequent_mask(n, dtype=lib.float64)
+    if kind == "bool":
+        return lib.tensor(np.triu(np.ones((n, n), bool), 1))
+    return None
+
+
+def _bf(a, batch_first):
+    return a.transpose(1, 0, 2) if batch_first else a
+
+
+def encoder_call(mask, causal, padding, batch_first):
+    def call(lib, mod, src):
+        kw = {"is_causal": causal} if causal is not None else {}
+        return mod(src, _mask(lib, mask, 5), lib.tensor(KPM) if padding else None, **kw)
+    return call
+
+
+TRANSFORMER_CASES = {  # name: (class, args, kwargs, call, arrays)
+    "encoder_layer_post_norm": ("TransformerEncoderLayer", (E, NH, FF, 0.0), {},
+                                encoder_call("causal", True, False, False), [SRC]),
+    "encoder_layer_pre_norm_gelu_bool_masks": ("TransformerEncoderLayer", (E, NH, FF, 0.0),
+                                               {"norm_first": True, "activation": "gelu", "batch_first": True},
+                                               encoder_call("bool", None, True, True), [_bf(SRC, True)]),
+    "encoder_layer_callable_activation_nobias": ("TransformerEncoderLayer", (E, NH, FF, 0.0),
+                                                 {"activation": torch.tanh, "bias": False},
+                                                 encoder_call(None, None, True, False), [SRC]),
+    "encoder_layer_unbatched": ("TransformerEncoderLayer", (E, NH, FF, 0.0), {},
+                                lambda lib, mod, src: mod(src), [SRC[:, 0]]),
+    "decoder_layer": ("TransformerDecoderLayer", (E, NH, FF, 0.0), {"norm_first": True},
+                      lambda lib, mod, tgt, mem: mod(tgt, mem, _mask(lib, "causal", 4), None, None,
+                                                     lib.tensor(KPM), tgt_is_causal=True), [TGT, SRC]),
+    "transformer": ("Transformer", (E, NH, 2, 2, FF, 0.0), {"batch_first": True},
+                    lambda lib, mod, src, tgt: mod(src, tgt, tgt_mask=_mask(lib, "causal", 4),
+                                                   src_key_padding_mask=lib.tensor(KPM),
+                                                   memory_key_padding_mask=lib.tensor(KPM)),
+                    [_bf(SRC, True), _bf(TGT, True)]),
+}
+
+
+@pytest.mark.parametrize("name", TRANSFORMER_CASES)
+def test_transformer_against_torch(name):
+    cls, args, kwargs, call, arrays = TRANSFORMER_CASES[name]
+    if callable(kwargs.get("activation")):  # the same function, each library's own
+        compare_pair = modules(cls, *args, **{**kwargs, "activation": torch.tanh})[0], \
+            modules(cls, *args, **{**kwargs, "activation": tl.tanh})[1]
+        (o1, g1), (o2, g2) = run(compare_pair[1], arrays, call), run(compare_pair[0], arrays, call)
+    else:
+        (o1, g1), (o2, g2) = [run(m, arrays, call) for m in modules(cls, *args, **kwargs)[::-1]]
+    assert_same(o1, o2, **TOL["float64"])
+    assert_same(g1, g2, rtol=1e-9, atol=1e-11)
+    assert [o.grad_fn.name() for o in o1] == [o.grad_fn.name() for o in o2]
+
+
+def test_transformer_encoder_eval_fast_path_values():
+    """torch's eval-mode fast path (no grad, nested tensors for the padding mask) gives the composite's values."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(E, NH, FF, 0.0, batch_first=True)
+        theirs = torch.nn.TransformerEncoder(layer, 2, torch.nn.LayerNorm(E)).double().eval()
+        ours = tl.nn.TransformerEncoder(tl.nn.TransformerEncoderLayer(E, NH, FF, 0.0, batch_first=True), 2,
+                                        tl.nn.LayerNorm(E)).double().eval()
+    ours.load_state_dict({k: tl.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    assert ours.use_nested_tensor == theirs.use_nested_tensor
+    with torch.no_grad(), tl.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = theirs(torch.tensor(_bf(SRC, True)), src_key_padding_mask=torch.tensor(KPM))
+        b = ours(tl.tensor(_bf(SRC, True)), src_key_padding_mask=tl.tensor(KPM))
+    keep = ~KPM[:, :, None]  # torch's nested path leaves padded positions 0
+    assert_same(tl.tensor(np.where(keep, b.numpy(), 0)), np.where(keep, a.numpy(), 0), **TOL["float64"])
+
+
+def test_transformer_structure_and_mask():
+    theirs, ours = modules("Transformer", E, NH, 1, 2, FF, 0.1)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+    assert repr(ours) == repr(theirs)
+    assert_same(tl.nn.Transformer.generate_square_subsequent_mask(4),
+                torch.nn.Transformer.generate_square_subsequent_mask(4))
+    for lib in (tl, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(E, NH, FF), 2)
+        assert len(w) == 1
+        if lib is tl:
+            message = str(w[0].message)
+        else:
+            assert str(w[0].message) == message
+
+
+TRANSFORMER_ERRORS = {
+    "activation": lambda m: m.nn.TransformerEncoderLayer(E, NH, activation="swish"),
+    "batch": lambda m: m.nn.Transformer(E, NH, 1, 1, FF)(m.zeros(5, 3, E), m.zeros(4, 2, E)),
+    "d_model": lambda m: m.nn.Transformer(E, NH, 1, 1, FF)(m.zeros(5, 3, E + 2), m.zeros(4, 3, E + 2)),
+    "heads": lambda m: m.nn.TransformerEncoderLayer(E, 4),
+}
+
+
+@pytest.mark.parametrize("name", TRANSFORMER_ERRORS)
+def test_transformer_errors(name):
+    assert_same_error(TRANSFORMER_ERRORS[name])

@@ -12,6 +12,8 @@ from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
+from .transformer import (Transformer, TransformerEncoder, TransformerDecoder,  # noqa: F401
+                          TransformerEncoderLayer, TransformerDecoderLayer)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity",
@@ -19,4 +21,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "LogSoftmax", "Dropout", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding",
            "MultiheadAttention", "Flatten", "Unflatten",
-           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+           "TransformerDecoderLayer"]
