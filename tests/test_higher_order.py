@@ -203,6 +203,12 @@ AREAS = {
         "rnn_relu_pad_sequence": (lambda m, x, y: __import__("test_nn_rnn").module_of(
             m, "RNN", 3, 4, 2, "relu", batch_first=True)(m.nn.utils.rnn.pad_sequence(
                 [x, y], batch_first=True, padding_value=0.5))[0], [A2ND[0, :, :3], A2ND[1, :2, 2:]]),
+        # torch's fused _weight_norm drops the norm's dependence on v at second order (its double backward treats
+        # the saved norms as constants); its composite v * (g / norm_except_dim(v)) is the reference here
+        "weight_norm_dims": (lambda m, v, g, h: sum((
+            (lambda v, w, d: v * (w / m.norm_except_dim(v, 2, d))) if m is torch else __import__(
+                "torchlike.nn.utils.weight_norm", fromlist=["_"])._weight_norm)(v, w, d) for w, d in ((g, 0), (h, 1))),
+            [A, A[:, :1] + 2, A[:1] - 2]),
     },
 }
 for _area, _cases in AREAS.items():
