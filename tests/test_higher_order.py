@@ -209,6 +209,9 @@ AREAS = {
             (lambda v, w, d: v * (w / m.norm_except_dim(v, 2, d))) if m is torch else __import__(
                 "torchlike.nn.utils.weight_norm", fromlist=["_"])._weight_norm)(v, w, d) for w, d in ((g, 0), (h, 1))),
             [A, A[:, :1] + 2, A[:1] - 2]),
+        # parametrizations.orthogonal's maps (one op each) against torch's composites of the same map
+        "orthogonal_maps": (lambda m, x: sum(__import__("test_nn_utils_more").orth_map(m, name)(x)
+                                             for name in ("exp", "cayley", "householder")), [A2ND[0, :4, :4] / 2]),
     },
 }
 for _area, _cases in AREAS.items():

@@ -15,7 +15,22 @@ from oracle import assert_same, assert_same_error
 
 RNG = np.random.default_rng(5)
 X = RNG.standard_normal((2, 4))
+XW = RNG.standard_normal((2, 5))
 TOL = dict(rtol=1e-10, atol=1e-12)
+
+
+def orth_map(m, name):
+    """One map of parametrizations.orthogonal on a square matrix: torchlike's op, or torch's composite."""
+    if m is not torch:  # (for test_higher_order)
+        ops = __import__("torchlike.nn.utils.parametrizations", fromlist=["_"])
+        return lambda x: getattr(ops, "_orth_" + name)(x, n=4, k=4)
+    if name == "householder":
+        return lambda x: torch.linalg.householder_product(x.tril(-1), 2 / (1 + (x.tril(-1) ** 2).sum(-2)))
+    skew = (lambda x: x.tril() - x.tril().mT)
+    if name == "exp":
+        return lambda x: torch.linalg.matrix_exp(skew(x))
+    return lambda x: torch.linalg.solve(torch.eye(4, dtype=x.dtype) - skew(x) / 2, torch.eye(4, dtype=x.dtype)
+                                        + skew(x) / 2)
 
 
 def copy_state(theirs, ours):
@@ -324,3 +339,37 @@ def test_weight_norm_second_order_is_the_composites(dim):
         first = lib.autograd.grad((fn(v, g, dim) ** 3).sum(), [v, g], create_graph=True)
         res.append((first, lib.autograd.grad(sum((a * a).sum() for a in first), [v, g])))
     assert_same(res[0], res[1], rtol=1e-9, atol=1e-11)
+
+
+ORTHOGONAL = [((3, 3), {}), ((4, 4), {"orthogonal_map": "cayley"}), ((3, 5), {"use_trivialization": False}),
+              ((5, 3), {"orthogonal_map": "householder", "use_trivialization": False}),
+              ((3, 3), {"orthogonal_map": "householder"}), ((4, 2), {})]
+
+
+@pytest.mark.parametrize("shape,kwargs", ORTHOGONAL)
+def test_orthogonal(shape, kwargs):
+    w0 = RNG.standard_normal(shape)
+    res = []
+    for lib in (tl, torch):
+        m = lib.nn.Linear(shape[1], shape[0], bias=False).double()
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w0))
+        lib.nn.utils.parametrizations.orthogonal(m, **kwargs)
+        original = m.parametrizations.weight.original
+        x = lib.tensor(XW[:, :shape[1]], requires_grad=True)
+        g = lib.autograd.grad((m(x) ** 3).sum(), [x, original])
+        res.append((m.weight, original, g, m.weight.grad_fn.name(), list(m.state_dict())))
+    assert_same(res[0][0], res[1][0].detach(), **TOL) and assert_same(res[0][1], res[1][1].detach(), **TOL)
+    w = res[0][0].detach().numpy()
+    small = min(shape)
+    np.testing.assert_allclose(w.T @ w if shape[0] > shape[1] else w @ w.T, np.eye(small), atol=1e-12)
+    if shape != (4, 2):  # (a non-square matrix with trivialization: torch draws random columns for its base)
+        assert_same(res[0][2], res[1][2], rtol=1e-9, atol=1e-11)
+    assert res[0][3:] == res[1][3:]
+
+
+def test_orthogonal_errors():
+    assert_same_error(lambda m: m.nn.utils.parametrizations.orthogonal(m.nn.Linear(2, 2), orthogonal_map="qr"))
+    assert_same_error(lambda m: m.nn.utils.parametrizations.orthogonal(m.nn.Linear(2, 2), name="bias"))
+    assert_same_error(lambda m: setattr(m.nn.utils.parametrizations.orthogonal(
+        m.nn.Linear(2, 2), use_trivialization=False), "weight", m.eye(2)))
