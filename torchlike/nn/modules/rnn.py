@@ -170,9 +170,9 @@ class RNNBase(Module):
         num_directions = 2 if self.bidirectional else 1
         return zeros(self.num_layers * num_directions, batch, size, dtype=input.dtype, device=input.device)
 
-    def _begin(self, input, hx):
-        """Common start of forward: (input time-major, hx, batch_sizes, sorted/unsorted indices, is_batched,
-        packed slots) with hx None kept None (each subclass makes its zeros)."""
+    def _begin(self, input):
+        """Common start of forward: (input or packed data, batch_sizes, sorted_indices, unsorted_indices,
+        is_batched); unbatched input gets its batch dim."""
         if isinstance(input, PackedSequence):
             data, batch_sizes, sorted_indices, unsorted_indices = input
             return data, batch_sizes, sorted_indices, unsorted_indices, True
@@ -238,7 +238,7 @@ class RNNBase(Module):
         """(output, h_n): output (T, N, D * H) (``batch_first``: (N, T, D * H)) or a PackedSequence; h_n
         (num_layers * D, N, H)."""
         orig_input = input
-        input, batch_sizes, sorted_indices, unsorted_indices, is_batched = self._begin(input, hx)
+        input, batch_sizes, sorted_indices, unsorted_indices, is_batched = self._begin(input)
         if hx is not None:
             if batch_sizes is None:
                 if is_batched and hx.dim() != 3:
@@ -301,7 +301,7 @@ class LSTM(RNNBase):
     def forward(self, input, hx=None):
         """(output, (h_n, c_n))."""
         orig_input = input
-        input, batch_sizes, sorted_indices, unsorted_indices, is_batched = self._begin(input, hx)
+        input, batch_sizes, sorted_indices, unsorted_indices, is_batched = self._begin(input)
         if hx is None:
             batch = int(batch_sizes[0]) if batch_sizes is not None else input.size(0 if self.batch_first else 1)
             hx = (self._hidden_zeros(input, batch, self.proj_size or self.hidden_size),
