@@ -59,12 +59,15 @@ from . import library  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from .utils import data as _data  # noqa: E402,F401  (torchlike.utils.data, as torch.utils.data)
+from .utils import checkpoint as _checkpoint  # noqa: E402,F401  (torchlike.utils.checkpoint)
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
 from . import accelerator, amp, backends, cuda, fft, profiler  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 

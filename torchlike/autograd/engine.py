@@ -37,6 +37,11 @@ def _current_graph_task_id():
     return getattr(_current, "task", _NO_TASK)[0]
 
 
+def _is_checkpoint_valid():
+    """False inside a backward given ``inputs`` (autograd.grad, backward(inputs=...)), as torch's."""
+    return getattr(_current, "task", _NO_TASK)[2] is None
+
+
 def _will_engine_execute_node(node):
     """Whether the backward running in this thread will run ``node`` (or capture its gradient), as torch's."""
     task_id, seen, needed, captures = getattr(_current, "task", _NO_TASK)
