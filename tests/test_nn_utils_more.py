@@ -263,6 +263,12 @@ def test_functional_call():
                                                  (m.zeros(2),), strict=True)
     assert_same_error(strict)
 
+    def data_parallel(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m.nn.utils.stateless.functional_call(m.nn.DataParallel(m.nn.Linear(2, 2)), {}, (m.zeros(2),))
+    assert_same_error(data_parallel)
+
 
 def test_functional_call_tied_weights():
     res = []
