@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from ... import _grad_mode
 from ..._tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized", "remove_parametrizations",

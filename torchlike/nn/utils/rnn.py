@@ -113,7 +113,6 @@ def _packed_index(batch_sizes, steps, batch, batch_first=False):
     """The packed row of each (step, batch) slot of a padded batch (0 where empty), and which slots hold one."""
     offsets = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).astype(np.int64)
     b = np.arange(batch)[None, :]
-    t = np.arange(steps)[:, None]
     sizes = np.zeros(steps, np.int64)
     sizes[:len(batch_sizes)] = batch_sizes
     valid = b < sizes[:, None]
