@@ -233,7 +233,25 @@ AREAS = {
         "loss_soft_margin": (lambda m, x: F(m).soft_margin_loss(x, m.tensor(np.sign(B)), reduction="none"), [A]),
     },
 
-    "rnn": {
+    "rnn": {  # modules from test_nn_rnn.module_of (torch's seeded weights copied); x (T=4, B=3, 3)
+        "lstm_proj_bidir_h0c0": (lambda m, x, h, c: (lambda o: (o[0],) + o[1])(__import__("test_nn_rnn").module_of(
+            m, "LSTM", 3, 4, proj_size=2, bidirectional=True)(x, (h, c))), [A2ND[:, :3, :3].repeat(2, 0)[:4],
+                                                                             A2ND[:, :3, :2], A2ND[:, :3, :4]]),
+        "gru_packed_bidir": (lambda m, x: (lambda o: (m.nn.utils.rnn.pad_packed_sequence(o[0], True, 0.5)[0], o[1]))(
+            __import__("test_nn_rnn").module_of(m, "GRU", 3, 4, bidirectional=True)(
+                m.nn.utils.rnn.pack_padded_sequence(x, [4, 2, 1]))), [A2ND[:, :3, :3].repeat(2, 0)[:4]]),
+        "rnn_relu_pad_sequence": (lambda m, x, y: __import__("test_nn_rnn").module_of(
+            m, "RNN", 3, 4, 2, "relu", batch_first=True)(m.nn.utils.rnn.pad_sequence(
+                [x, y], batch_first=True, padding_value=0.5))[0], [A2ND[0, :, :3], A2ND[1, :2, 2:]]),
+        # torch's fused _weight_norm drops the norm's dependence on v at second order (its double backward treats
+        # the saved norms as constants); its composite v * (g / norm_except_dim(v)) is the reference here
+        "weight_norm_dims": (lambda m, v, g, h: sum((
+            (lambda v, w, d: v * (w / m.norm_except_dim(v, 2, d))) if m is torch else __import__(
+                "torchlike.nn.utils.weight_norm", fromlist=["_"])._weight_norm)(v, w, d) for w, d in ((g, 0), (h, 1))),
+            [A, A[:, :1] + 2, A[:1] - 2]),
+        # parametrizations.orthogonal's maps (one op each) against torch's composites of the same map
+        "orthogonal_maps": (lambda m, x: sum(__import__("test_nn_utils_more").orth_map(m, name)(x)
+                                             for name in ("exp", "cayley", "householder")), [A2ND[0, :4, :4] / 2]),
     },
 }
 for _area, _cases in AREAS.items():

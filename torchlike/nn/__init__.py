@@ -4,3 +4,4 @@ from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from .parameter import Parameter, Buffer  # noqa: F401
 from .modules import *  # noqa: F401,F403
+from .parallel import DataParallel  # noqa: F401

@@ -14,10 +14,16 @@ from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
+from .transformer import (Transformer, TransformerEncoder, TransformerDecoder,  # noqa: F401
+                          TransformerEncoderLayer, TransformerDecoderLayer)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity",
            "Linear", "Bilinear", "ReLU", "GELU", "SiLU", "LeakyReLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Dropout", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding",
-           "MultiheadAttention", "Flatten", "Unflatten"]
+           "MultiheadAttention", "Flatten", "Unflatten",
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+           "TransformerDecoderLayer"]
 __all__ += [n for n in activation.__all__ + loss.__all__ if n not in __all__]  # noqa: F405

@@ -692,6 +692,15 @@ class Module:
         """Move parameters and buffers to a CUDA device; returns self."""
         return self._apply(lambda t: t.cuda(device))
 
+    def to_empty(self, *, device, recurse=True):
+        """Replace parameters and buffers by uninitialised tensors of the same shapes on ``device``; returns self."""
+        from ...ops.creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self):
+        """Move parameters and buffers to shared memory (``Tensor.share_memory_``; JAX arrays need no move)."""
+        return self._apply(lambda t: t.share_memory_() if hasattr(t, "share_memory_") else t)
+
     # ----- hooks -----------------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """``hook(module, args) -> None | new args`` (``with_kwargs``: ``hook(module, args, kwargs) -> None |
