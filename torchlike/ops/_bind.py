@@ -389,6 +389,15 @@ _FUNCTIONS = {
     # (special)
 
     # (ops)
+    "take": "Tensor input, Tensor index, *, Tensor out=None",
+    "index_copy": "Tensor input, int64_t dim, Tensor index, Tensor source, *, Tensor out=None",
+    "index_fill": "Tensor input, int64_t dim, Tensor index, Tensor value | Tensor input, int64_t dim, Tensor index,"
+                  " Scalar value",
+    "index_put index_put_": "Tensor input, c10::List<::std::optional<Tensor>> indices, Tensor values,"
+                            " bool accumulate=False",
+    "masked_scatter": "Tensor input, Tensor mask, Tensor source",
+    "scatter_reduce":
+        "Tensor input, int64_t dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor out=None",
 
     # (nn)
 
@@ -548,11 +557,12 @@ _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul",
                        "sub", "sub_", "subtract", "subtract_", "true_divide", "true_divide_", "to", "copy_",
                        "floor_divide", "floor_divide_"}
 _NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"), "other": ("x2",)}
+_OPT_TENSORS = "c10::List<::std::optional<Tensor>>"  # (index_put's indices: torch's parser wants Tensors there too)
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int", "double": "float",
                "bool": "bool", "TensorList": "tuple of Tensors", "IntArrayRef": "tuple of ints",
                "SymIntArrayRef": "tuple of ints", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "Device": "torch.device", "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator",
-               "str": "str", "PyObject*": "object"}
+               "str": "str", "PyObject*": "object", _OPT_TENSORS: "tuple of Tensors"}
 _TABLES = {False: {}, True: {}, None: _INNER}  # method? (None: the C functions of torch's Python functions)
 for _names, _sigs in _FUNCTIONS.items():
     for _n in _names.split():
@@ -715,7 +725,7 @@ def _check(p, obj, argnum):
         return _is_index(obj), -1
     if kind in ("IntArrayRef", "SymIntArrayRef"):
         return _int_list(obj, p.size)
-    if kind == "TensorList":
+    if kind in ("TensorList", _OPT_TENSORS):
         if not isinstance(obj, (tuple, list)):
             return False, -1
         for i, t in enumerate(obj):

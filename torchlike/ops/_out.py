@@ -31,6 +31,8 @@ _DTYPE_RULES = {
     "where": (RuntimeError, "Expected out type to be {r} but got {o}", False),
     "mm": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
     "sum": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
+    "take": (RuntimeError, "take(): self and out expected to have the same dtype, but got self.dtype = {r} and "
+             "out.dtype = {o}", False),
 }
 _cast_cache = {}
 
