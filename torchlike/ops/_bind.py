@@ -399,6 +399,12 @@ _FUNCTIONS = {
     "scatter_reduce":
         "Tensor input, int64_t dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor out=None",
 
+    "unique_consecutive": "Tensor input, bool return_inverse=False, bool return_counts=False, int64_t? dim=None",
+    "quantile nanquantile":
+        "Tensor input, Tensor q, int64_t? dim=None, bool keepdim=False, *, str interpolation=\"linear\","
+        " Tensor out=None | Tensor input, double q, int64_t? dim=None, bool keepdim=False, *,"
+        " str interpolation=\"linear\", Tensor out=None",
+
     # (nn)
 
     # (rnn)
