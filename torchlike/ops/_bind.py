@@ -405,6 +405,9 @@ _FUNCTIONS = {
         " Tensor out=None | Tensor input, double q, int64_t? dim=None, bool keepdim=False, *,"
         " str interpolation=\"linear\", Tensor out=None",
 
+    "histc": "Tensor input, int64_t bins=100, Scalar min=0, Scalar max=0, *, Tensor out=None",
+    "bincount": "Tensor input, Tensor? weights=None, SymInt minlength=0",
+
     # (nn)
 
     # (rnn)
