@@ -408,6 +408,15 @@ _FUNCTIONS = {
     "histc": "Tensor input, int64_t bins=100, Scalar min=0, Scalar max=0, *, Tensor out=None",
     "bincount": "Tensor input, Tensor? weights=None, SymInt minlength=0",
 
+    "repeat_interleave":
+        "Tensor input, Tensor repeats, int64_t? dim=None, *, SymInt? output_size=None |"
+        " Tensor repeats, *, SymInt? output_size=None |"
+        " Tensor input, SymInt repeats, int64_t? dim=None, *, SymInt? output_size=None",
+    "tril_indices triu_indices": "int64_t row, int64_t col, int64_t offset=0, *, TensorOptions",
+    "combinations": "Tensor input, int64_t r=2, bool with_replacement=False",
+    "renorm": "Tensor input, Scalar p, int64_t dim, Scalar maxnorm, *, Tensor out=None",
+    "cosine_similarity": "Tensor x1, Tensor x2, int64_t dim=1, double eps=1e-08",
+
     # (nn)
 
     # (rnn)
@@ -484,6 +493,8 @@ _METHODS = {
     # (special)
 
     # (ops)
+    "unfold": "int64_t dimension, int64_t size, int64_t step",
+    "pin_memory is_pinned": "Device? device=None",
 
     # (nn)
 
@@ -495,6 +506,7 @@ _METHODS = {
 # whose parser torch runs; or the error torch's Python code raises first
 _INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atleast_2d", "atleast_3d")},
           "broadcast_tensors": "TensorList tensors", "cartesian_prod": "TensorList tensors",
+          "block_diag": "TensorList tensors",
           "meshgrid": "TensorList tensors | TensorList tensors, *, str indexing",
           "split":
               "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
@@ -557,7 +569,8 @@ def _variadic(name):
 
 
 _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleast_2d", "atleast_3d",
-                                                            "broadcast_tensors", "meshgrid", "cartesian_prod")},
+                                                            "broadcast_tensors", "meshgrid", "cartesian_prod",
+                                                            "block_diag")},
                      ("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
                      ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
 
