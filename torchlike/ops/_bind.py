@@ -495,6 +495,7 @@ _METHODS = {
     # (ops)
     "unfold": "int64_t dimension, int64_t size, int64_t step",
     "pin_memory is_pinned": "Device? device=None",
+    "map_": "Tensor other, PyObject* callable",
 
     # (nn)
 
@@ -507,6 +508,10 @@ _METHODS = {
 _INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atleast_2d", "atleast_3d")},
           "broadcast_tensors": "TensorList tensors", "cartesian_prod": "TensorList tensors",
           "block_diag": "TensorList tensors",
+          "_unique2": "Tensor input, bool sorted=True, bool return_inverse=False, bool return_counts=False",
+          "unique_consecutive": "Tensor input, bool return_inverse=False, bool return_counts=False, int64_t? dim=None",
+          "unique_dim":
+              "Tensor input, int64_t dim, bool sorted=True, bool return_inverse=False, bool return_counts=False",
           "meshgrid": "TensorList tensors | TensorList tensors, *, str indexing",
           "split":
               "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
@@ -549,6 +554,35 @@ def _norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noq
         keywords, None
 
 
+def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    bool(return_inverse), bool(return_counts)  # (torch's boolean_dispatch tests them first)
+    kw = {"sorted": sorted, "return_inverse": return_inverse, "return_counts": return_counts}
+    return ("_unique2", (input,), kw, None) if dim is None else ("unique_dim", (input, dim), kw, None)
+
+
+def _named_as(fn, name, qualname):
+    """``fn`` named ``name`` (which the guard replaces in Python's argument errors), ``qualname`` in them."""
+    out = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__)
+    out.__qualname__ = qualname
+    return out
+
+
+def _no_arguments(self):  # torch's Python methods without arguments (is_shared, share_memory_)
+    return None
+
+
+def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    bool(return_inverse), bool(return_counts)  # (torch's boolean_dispatch tests them first)
+    kw = {"return_inverse": return_inverse, "return_counts": return_counts, "dim": dim}
+    return "unique_consecutive", (input,), kw, None
+
+
+def _apply_(self, *args, **kwargs):  # a METH_O method in torch
+    if kwargs:
+        return TypeError("TensorBase.apply_() takes no keyword arguments")
+    return TypeError(f"TensorBase.apply_() takes exactly one argument ({len(args)} given)") if len(args) != 1 else None
+
+
 def _unflatten(self, dim, sizes):
     if sizes is None or isinstance(sizes, (tuple, list)) and not sizes:
         return RuntimeError("unflatten: sizes must be non-empty")
@@ -572,7 +606,14 @@ _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleas
                                                             "broadcast_tensors", "meshgrid", "cartesian_prod",
                                                             "block_diag")},
                      ("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
-                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
+                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten,
+                     ("unique", False): _named_as(_unique, "_unique", "_return_output"),
+                     ("unique", True): _named_as(_unique, "unique", "unique"),
+                     **{(n, True): _named_as(_no_arguments, n, n) for n in ("is_shared", "share_memory_")}, ("apply_", True): _apply_,
+                     ("unique_consecutive", False): _named_as(_unique_consecutive, "_unique_consecutive",
+                                                              "_consecutive_return_output"),
+                     ("unique_consecutive", True): _named_as(_unique_consecutive, "unique_consecutive",
+                                                             "unique_consecutive")}
 
 # torch lets Python numbers bind to these functions' Tensor parameters
 _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import _grad_mode
+from .._device import device as _device
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, _type_string
 from ._registry import op, OpDef, _apply, _apply_inplace
 from ._bind import public
@@ -785,8 +786,9 @@ def apply_(self, callable):  # noqa: A002 - torch's name
 
 
 @public(function=False)
-def map_(self, tensor, callable):  # noqa: A002 - torch's name
+def map_(self, other, callable):  # noqa: A002 - torch's name
     """Replace each element by ``callable(element, other's element)`` (other broadcast to self), on the host."""
+    tensor = other
     if self._requires_grad or tensor._requires_grad:
         raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
     if tensor._data.dtype != self._data.dtype:
@@ -801,12 +803,18 @@ def _legacy_name(t):
 @public(function=False)
 def pin_memory(self, device=None):
     """torch without an accelerator cannot pin memory."""
+    if device is not None:
+        _device(device)
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
 @public(function=False)
 def is_pinned(self, device=None):
     """False: no pinned memory without an accelerator."""
+    if device is not None:
+        _device(device)
+        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this argument.",
+                      DeprecationWarning, stacklevel=2)
     return False
 
 
@@ -821,3 +829,4 @@ def share_memory_(self):
 def is_shared(self):
     """Whether share_memory_ was called on this tensor's storage."""
     return getattr(self._base if self._base is not None else self, "_shared", False)
+
