@@ -26,7 +26,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
-from ._views import _view_apply, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
+from ._views import _view_apply, _aliased, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
 from .creation import _check_fits
 from ._out import _write_out
@@ -545,7 +545,7 @@ def _setitem(self, index, value):
     view = bool(steps)
     if view and _gm._state.grad_enabled and self._requires_grad and self._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if view and _overlaps(self._sgeom):  # torch writes into the selected view, which may not overlap itself
+    if view and _aliased(self._sgeom):  # torch writes into the selected view, which may not overlap itself
         for kind, *args in steps:
             self = _view_apply(_STEP_OPS[kind], self, tuple(args))
         steps, view = [], False
@@ -1037,14 +1037,19 @@ def _index_copy_args(self, dim, index, source):
     if n != (source.shape[dim] if source.ndim else 1):
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
                          f"({source.shape[dim] if source.ndim else 1})")
-    for d in range(source.ndim):
-        if d != dim and source.shape[d] != self.shape[d]:
+    dest, src = _drop_dim(self.shape, dim), _drop_dim(source.shape, dim)
+    for d in range(len(src)):
+        if src[d] != dest[d]:
             raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
-                               f"slice shape: {self.shape[d]} at dimension {d} and source slice shape: "
-                               f"{source.shape[d]} at dimension {d}.")
+                               f"slice shape: {dest[d]} at dimension {d} and source slice shape: {src[d]} at "
+                               f"dimension {d}.")
     _check_bounds(index, self.shape[dim] if self.ndim else 1, dim, IndexError,
                   msg="index_copy_(): index {v} is out of bounds for dimension {dim} with size {size}")
     return raw
+
+
+def _drop_dim(shape, dim):
+    return tuple(shape[:dim]) + tuple(shape[dim + 1:])
 
 
 def _index_copy_(self, dim, index, source):
@@ -1189,7 +1194,7 @@ def _masked_scatter_args(input, mask, source, shape, name):
 def _masked_scatter_(self, mask, source):
     shape = tuple(self.shape)
     if mask.ndim > self.ndim:
-        raise RuntimeError(f"expand({_type_string(mask._data.dtype)[6:]}{{{_shape_str(mask.shape)}}}, size="
+        raise RuntimeError(f"expand(CPU{_type_word(mask._data.dtype)}Type{{{_shape_str(mask.shape)}}}, size="
                            f"{_shape_str(shape)}): the number of sizes provided ({self.ndim}) must be greater or "
                            f"equal to the number of dimensions in the tensor ({mask.ndim})")
     if _broadcast_shapes(tuple(mask.shape), shape) != shape:
@@ -1238,12 +1243,23 @@ def _scatter_reduce_raw(self, index, src, dim, reduce, include_self):
         out = base.at[key].max(v)
     elif s.dtype == jnp.bool_ and reduce == "prod":
         out = base.at[key].min(v)
+    elif reduce == "prod":  # (JAX cannot differentiate a multiplying scatter with repeated indices)
+        out = base * _scatter_prod(i, v, dim, s.shape)
     else:
         out = getattr(base.at[key], _REDUCE_AT[reduce])(v)
     if reduce == "mean" and s.dtype != jnp.bool_:
         count = _scatter_counts(s.shape, key, include_self, s.dtype)
         out = out // count if jnp.issubdtype(s.dtype, jnp.integer) else out / count
     return out.reshape(self.shape)
+
+
+def _scatter_prod(index, v, dim, shape):
+    """The product of the values ``v`` scattered to each place of ``shape`` at ``index`` along dim (1 elsewhere)."""
+    d = dim % len(shape)
+    hit = jnp.moveaxis(index, d, -1)[..., None] == jnp.arange(shape[d])
+    prod = jnp.prod(jnp.where(hit, jnp.moveaxis(v, d, -1)[..., None], jnp.ones((), v.dtype)), axis=-2)
+    prod = jnp.moveaxis(prod, -1, d)
+    return jnp.ones(shape, v.dtype).at[_crop(prod.shape)].set(prod)
 
 
 @op("ScatterReduceBackward0", save=("index", "self", "src", "result"), nondiff=("index",),
@@ -1253,8 +1269,15 @@ def _scatter_reduce(self, index, src, *, dim, reduce, include_self):
 
 
 @_scatter_reduce.derivative
-def _(grad, index, self, src, result, dim, reduce, include_self):
+def _(grad, index, self, src, result, dim, reduce, include_self, grad_input_mask):
     """torch's scatter_reduce_backward."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
+    if reduce in ("sum", "mean"):
+        if grad_input_mask[1]:
+            _src_grad("ScatterReduceBackward0", src.shape, index)
+    else:  # torch's formula compares src with values gathered at index
+        _broadcast_shapes(tuple(src.shape), tuple(index.shape))
     g, i, s, sr, res = _nonempty(grad, index, self, src, result)
     key = _grid(i, dim)
     sr = sr[_crop(i.shape)]

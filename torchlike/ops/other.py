@@ -4,6 +4,7 @@ cartesian_prod, kron, cross, diff, cumprod, logcumsumexp, nan_to_num, count_nonz
 own in torch are table entries; torch's composites are built from the table's ops, so they record torch's nodes."""
 import collections.abc
 import math
+import operator
 import warnings
 
 import jax
@@ -675,7 +676,7 @@ def _renorm_args(input, p, dim, maxnorm):
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     return p, d if dim >= 0 else dim, maxnorm
 
 
@@ -764,12 +765,21 @@ def unfold(self, dimension, size, step):
 _PY_TYPE = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
+def _to_number(kind, value):
+    """A callable's result as torch unpacks it into an element of the given kind (TypeError as torch's)."""
+    if kind in "biu":
+        return int(value) if isinstance(value, float) else operator.index(value)
+    if kind == "f" and not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
+    return value
+
+
 def _host_map(self, fn, arrays, name):
     """``fn`` run on each element (Python numbers) of the arrays; the results written into self (no version bump,
     no autograd: torch refuses tensors that require grad)."""
     kind = self._data.dtype.kind
     values = [[_PY_TYPE[kind](v) for v in np.asarray(a).reshape(-1).tolist()] for a in arrays]
-    out = np.array([fn(*vs) for vs in zip(*values)] if values[0] else [], dtype=self._data.dtype)
+    out = np.array([_to_number(kind, fn(*vs)) for vs in zip(*values)], dtype=self._data.dtype)
     version = self._version
     with _grad_mode.no_grad():
         self.copy_(_wrap(jnp.asarray(out.reshape(self.shape))))
