@@ -12,6 +12,7 @@ import torch
 
 import torchlike as tl
 from oracle import assert_same, assert_same_error, graph
+from test_ops_other import _outputs
 
 RNG = np.random.default_rng(14)
 A = RNG.standard_normal((3, 4))
@@ -89,10 +90,6 @@ CASES = {  # name: (function of lib and tensors, arrays)
     "unfold_step": (lambda m, x: x.unfold(-1, 3, 2) * 1, [A]),
     "unfold_dim0": (lambda m, x: x.unfold(0, 2, 1).sum(-1), [A]),
 }
-
-
-def _outputs(out):
-    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _saved(t):
