@@ -1150,6 +1150,9 @@ def _index_put_(self, indices, values, accumulate=False):
                           ((), spec, bool(accumulate), ()), overlap)
 
 
+public(_index_put_, name="index_put_", method=False)
+
+
 @public(inplace=_index_put_)
 def index_put(input, indices, values, accumulate=False):
     """A copy of input with ``values`` written (``accumulate``: added) at ``input[indices]`` (IndexPutBackward0)."""
