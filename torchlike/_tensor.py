@@ -11,6 +11,7 @@ import warnings
 import weakref
 
 import numpy as np
+from jax.core import Tracer as _Tracer
 
 from . import _dtype
 from . import _grad_mode as _gm
@@ -423,6 +424,8 @@ class Tensor:
         """The single value as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        if isinstance(self._data, _Tracer):
+            return self._data.reshape(()).item()  # (a JAX transform's value: known under grad, not under vmap)
         return np.asarray(self._data).reshape(()).item()
 
     def _scalar(self, kind):
@@ -459,6 +462,8 @@ class Tensor:
         if n != 1:
             raise RuntimeError("Boolean value of Tensor with " + ("no values" if n == 0 else "more than one value")
                                + " is ambiguous")
+        if isinstance(self._data, _Tracer):  # (under vmap: JAX's TracerBoolConversionError)
+            return bool(self._data.reshape(()))
         return bool(self.item())
 
     def __float__(self):

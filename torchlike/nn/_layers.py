@@ -492,15 +492,6 @@ def _bn_running(running_mean, running_var, mean, invstd, momentum, eps, n):
             (1 - m) * running_var + m * var.astype(running_var.dtype))
 
 
-def _write_quiet(t, data):
-    """Write new values into t without a version bump, as torch's batch_norm kernels update running stats."""
-    if t._storage is None:
-        t._data = data
-    else:
-        views._write(t, data)
-        views._regenerate(t._storage)
-
-
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch normalisation over dim 1 (NativeBatchNormBackward0). In training, normalise by the batch statistics
     and update ``running_mean``/``running_var`` in place (no version bump, as torch); else use them."""
@@ -529,8 +520,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         dt = input._data.dtype
         rm, rv = _bn_running(running_mean._data, running_var._data, mean._data, invstd._data,
                              np.asarray(momentum, dt), np.asarray(eps, dt), np.asarray(n, dt))
-        _write_quiet(running_mean, rm)
-        _write_quiet(running_var, rv)
+        views._write_quiet(running_mean, rm)
+        views._write_quiet(running_var, rv)
     return out
 
 

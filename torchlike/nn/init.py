@@ -11,21 +11,14 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype
 from .._internal import commit, no_grad
 from ..ops import creation as _creation
+from ..ops.sampling import _float_only
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
            "sparse_", "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
-
-
-def _float_kind(tensor, kernel):
-    d = tensor._data.dtype
-    if d.kind not in "fV":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype._SCALAR_TYPE[tensor.dtype.name]}'")
-    return d
 
 
 def _shape(tensor):
@@ -41,7 +34,7 @@ def _bump(tensor, n):
 # ----- basic fills -------------------------------------------------------------------------------------------
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill ``tensor`` with values drawn uniformly from [a, b)."""
-    d = _float_kind(tensor, "check_uniform_bounds")
+    d = _float_only(tensor, "check_uniform_bounds")
     if not a <= b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     with no_grad():
@@ -51,7 +44,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill ``tensor`` with values drawn from N(mean, std^2)."""
-    d = _float_kind(tensor, "normal_kernel_cpu")
+    d = _float_only(tensor, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     with no_grad():
@@ -65,7 +58,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    d = _float_kind(tensor, "normal_kernel_cpu")
+    d = _float_only(tensor, "normal_kernel_cpu")
     with no_grad():
         commit(tensor, _creation._sample(_creation._draw_trunc_normal, _creation._key(generator), _shape(tensor), d,
                                          mean, std, a, b))

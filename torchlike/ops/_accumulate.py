@@ -4,6 +4,7 @@ from .. import _grad_mode as _gm
 from .._tensor import _wrap
 from ._registry import _apply
 from . import _layout
+from . import _views
 from ._views import _commit
 from .pointwise import _copy_from
 
@@ -13,6 +14,8 @@ def accumulate(variable, grad):
     if grad is None:
         return
     old = variable._grad
+    if _views._write_watch is not None:
+        _views._write_watch(variable, grad._data, "grad")
     if not variable._requires_grad:  # torch: a leaf detach_()-ed since the graph was made gets nothing (hooks run)
         pass
     elif _gm._state.grad_enabled:  # create_graph: keep the gradient's history (a first .grad is CopyBackwards)

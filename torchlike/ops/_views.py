@@ -217,8 +217,13 @@ def _write(t, data, old=None):
     storage.members = live
 
 
+_write_watch = None  # while a torchlike.func transform runs: fn(tensor, new data or grad, "data" or "grad")
+
+
 def _commit(t, data):
     """An in-place write without autograd: new data, version bump, views updated."""
+    if _write_watch is not None:
+        _write_watch(t, data, "data")
     if t._storage is None:
         t._data = data
         t._version_counter().version += 1
@@ -226,6 +231,17 @@ def _commit(t, data):
     _write(t, data)
     t._version_counter().version += 1
     _regenerate(t._storage)
+
+
+def _write_quiet(t, data):
+    """New values into t without a version bump (as torch's batch_norm kernels update running stats)."""
+    if _write_watch is not None:
+        _write_watch(t, data, "data")
+    if t._storage is None:
+        t._data = data
+    else:
+        _write(t, data)
+        _regenerate(t._storage)
 
 
 def _after_record(t, old):

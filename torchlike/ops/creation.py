@@ -688,7 +688,17 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
+_key_hook = None  # while a torchlike.func.vmap runs: the key its randomness mode gives (func._vmap_key)
+
+
 def _key(generator):
+    """The next random key: of ``generator`` (default: the default generator), or the running vmap's."""
+    if _key_hook is not None:
+        return _key_hook(generator)
+    return _generator_key(generator)
+
+
+def _generator_key(generator):
     return (generator if generator is not None else default_generator)._next()
 
 

@@ -15,14 +15,14 @@ from .. import _dtype
 from .. import _grad_mode
 from .._device import device as _device
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, _type_string
+from ._out import _check_dtype, _write_out
 from ._registry import op, OpDef, _apply, _apply_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
-from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm
+from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm, _tensor_list
 from ._views import _view_apply, _rule
 from .indexing import _named, _broadcast_shapes
 from .reduction import _linalg_vector_norm
-from ._out import _write_out
 
 
 def _type_word(np_dtype):
@@ -31,20 +31,7 @@ def _type_word(np_dtype):
 
 def _tensors(args, name):
     """The tensors of ``f(t1, t2, ...)`` or ``f([t1, t2, ...])`` (wrong types: the binding's guard names them)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    for i, t in enumerate(args):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                            f"{type(t).__name__}")
-    return tuple(args)
-
-
-def _sequence(tensors, name):
-    if not isinstance(tensors, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
-    return _tensors((tensors,), name)
+    return _tensor_list(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args, name)
 
 
 # ----- tril, triu ---------------------------------------------------------------------------------------------
@@ -67,8 +54,9 @@ def _triangle(name, jfn):
 
     def fn(input, diagonal=0, *, out=None):
         check(input)
-        result = _apply(entry, (input,), (int(diagonal),))
-        return result if out is None else out.copy_(result)
+        if out is not None:
+            return _write_out(name, lambda: fn(input, diagonal), out, (input,), "mm")
+        return _apply(entry, (input,), (int(diagonal),))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {'lower' if name == 'tril' else 'upper'} triangle of the last two dims (diagonal ``diagonal``"
                   f" and {'below' if name == 'tril' else 'above'}), the rest zero ({entry.name}).")
@@ -120,13 +108,17 @@ _diagonal_copy.derivative(_diagonal.backward)
 @public
 def diag(input, diagonal=0, *, out=None):
     """1-D input: a square matrix with it on diagonal ``diagonal``; 2-D input: that diagonal, as a copy."""
-    if input.ndim == 1:
-        result = _apply(_diag_embed, (input,), (int(diagonal), -2, -1))
-    elif input.ndim == 2:
-        result = _apply(_diagonal_copy, (input,), (int(diagonal), 0, 1))
-    else:
+    if input.ndim not in (1, 2):
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
-    return result if out is None else out.copy_(result)
+    if out is not None:  # (torch checks the dtype first, and only out for autograd)
+        if input.ndim == 1:
+            _check_dtype("diag", "diag", input._data.dtype, out._data.dtype)
+        _check_dtype("diag", "mm", input._data.dtype, out._data.dtype)
+        return _write_out("aten::diag_embed" if input.ndim == 1 else "aten::diagonal_copy",
+                          lambda: diag(input, diagonal), out, (), "mm")
+    if input.ndim == 1:
+        return _apply(_diag_embed, (input,), (int(diagonal), -2, -1))
+    return _apply(_diagonal_copy, (input,), (int(diagonal), 0, 1))
 
 
 @public
@@ -285,34 +277,30 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 @public(method=False)
 def hstack(tensors, *, out=None):
     """Concatenate along the first dim of 1-D inputs, else the second (after ``atleast_1d``)."""
-    ts = atleast_1d(*_sequence(tensors, "hstack"))
+    ts = atleast_1d(*_tensor_list(tensors, "hstack"))
     ts = (ts,) if isinstance(ts, Tensor) else ts
-    result = cat(ts, 0 if ts[0].ndim == 1 else 1)
-    return result if out is None else out.copy_(result)
+    return cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
 
 @public(method=False, aliases=("row_stack",))
 def vstack(tensors, *, out=None):
     """Concatenate along the first dim (after ``atleast_2d``)."""
-    ts = atleast_2d(*_sequence(tensors, "vstack"))
-    result = cat((ts,) if isinstance(ts, Tensor) else ts, 0)
-    return result if out is None else out.copy_(result)
+    ts = atleast_2d(*_tensor_list(tensors, "vstack"))
+    return cat((ts,) if isinstance(ts, Tensor) else ts, 0, out=out)
 
 
 @public(method=False)
 def dstack(tensors, *, out=None):
     """Concatenate along the third dim (after ``atleast_3d``)."""
-    ts = atleast_3d(*_sequence(tensors, "dstack"))
-    result = cat((ts,) if isinstance(ts, Tensor) else ts, 2)
-    return result if out is None else out.copy_(result)
+    ts = atleast_3d(*_tensor_list(tensors, "dstack"))
+    return cat((ts,) if isinstance(ts, Tensor) else ts, 2, out=out)
 
 
 @public(method=False)
 def column_stack(tensors, *, out=None):
     """0-d and 1-D inputs as columns, then concatenated along the second dim."""
-    ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in _sequence(tensors, "column_stack")]
-    result = cat(ts, 1)
-    return result if out is None else out.copy_(result)
+    ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")]
+    return cat(ts, 1, out=out)
 
 
 # ----- meshgrid, cartesian_prod, kron ---------------------------------------------------------------------------
@@ -355,6 +343,10 @@ def cartesian_prod(*tensors):
 @public
 def kron(input, other, *, out=None):
     """The Kronecker product."""
+    if out is not None:
+        _write_out("mul", lambda: kron(input, other), out, (input, other))
+        out._version_counter().version -= 1  # (torch's kron writes through an alias of out: no version bump)
+        return out
     nd = max(input.ndim, other.ndim)
     a = (1,) * (nd - input.ndim) + tuple(input.shape)
     b = (1,) * (nd - other.ndim) + tuple(other.shape)
@@ -362,10 +354,9 @@ def kron(input, other, *, out=None):
     for sa, sb in zip(a, b):
         a_shape += [sa, 1]
         b_shape += [1, sb]
-    result = _apply(_unsafe_view, (mul(_apply(_unsafe_view, (input,), (tuple(a_shape),)),
-                                       _apply(_unsafe_view, (other,), (tuple(b_shape),))),),
-                    (tuple(sa * sb for sa, sb in zip(a, b)),))
-    return result if out is None else out.copy_(result)
+    return _apply(_unsafe_view, (mul(_apply(_unsafe_view, (input,), (tuple(a_shape),)),
+                                     _apply(_unsafe_view, (other,), (tuple(b_shape),))),),
+                  (tuple(sa * sb for sa, sb in zip(a, b)),))
 
 
 # ----- cross, diff ---------------------------------------------------------------------------------------------
@@ -401,8 +392,10 @@ def cross(input, other, dim=None, *, out=None):
         input = expand(input, shape)
     if other.shape != shape:
         other = expand(other, shape)
-    result = _apply(_cross, (input, other), (int(dim),))
-    return result if out is None else out.copy_(result)
+    if out is not None:
+        return _write_out("linalg_cross", lambda: _apply(_cross, (input, other), (int(dim),)), out, (input, other),
+                          "mm")
+    return _apply(_cross, (input, other), (int(dim),))
 
 
 @public
@@ -435,10 +428,11 @@ def _cumprod(self, *, dim, dtype):
 def cumprod(input, dim, *, dtype=None, out=None):
     """Running products along ``dim`` (integers and bools accumulate in int64, as torch's)."""
     _wrap_dim(dim, input.ndim)
+    if out is not None:  # (computed in out's dtype unless ``dtype`` is given)
+        return _write_out("cumprod", lambda: cumprod(input, dim, dtype=dtype or out.dtype), out, (input,), "mm")
     np_dtype = (_dtype.to_dtype(dtype)._np if dtype is not None
                 else np.int64 if input._data.dtype.kind in "biu" else input._data.dtype)
-    result = _apply(_cumprod, (input,), (int(dim), np.dtype(np_dtype)))
-    return result if out is None else out.copy_(result)
+    return _apply(_cumprod, (input,), (int(dim), np.dtype(np_dtype)))
 
 
 @op("LogcumsumexpBackward0", save=("self", "result"), attrs=("dim",), unsigned=("dim",))
@@ -450,8 +444,9 @@ def _logcumsumexp(self, *, dim):
 def logcumsumexp(input, dim, *, out=None):
     """log(cumsum(exp(input))) along ``dim``, computed stably."""
     _wrap_dim(dim, input.ndim)
-    result = _apply(_logcumsumexp, (input,), (int(dim),))
-    return result if out is None else out.copy_(result)
+    if out is not None:
+        return _write_out("logcumsumexp", lambda: logcumsumexp(input, dim), out, (input,), "scalar_type")
+    return _apply(_logcumsumexp, (input,), (int(dim),))
 
 
 @op("NanToNumBackward0", save=("self",), attrs=())
@@ -477,11 +472,11 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: 0, the dtype's largest and
     lowest finite values)."""
+    if out is not None:
+        return _write_out("nan_to_num", lambda: nan_to_num(input, nan, posinf, neginf), out, (input,), "nan_to_num")
     if input._data.dtype.kind in "biu":
-        result = input.clone()
-    else:
-        result = _apply(_nan_to_num, (input,), _nan_to_num_values(input, nan, posinf, neginf))
-    return result if out is None else out.copy_(result)
+        return input.clone()
+    return _apply(_nan_to_num, (input,), _nan_to_num_values(input, nan, posinf, neginf))
 
 
 @op("count_nonzero", save=(), nondiff=("self",), attrs=())

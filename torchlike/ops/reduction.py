@@ -19,6 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from ._registry import op, _apply
 from ._bind import public
+from . import _out
 from ._out import _write_out
 from ._util import _check_unique
 from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch
@@ -655,9 +656,13 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero, of all elements or over ``dim`` (NansumBackward0)."""
     if input._data.dtype.kind == "c":
         raise RuntimeError("nansum does not support complex inputs")
+    if out is not None:  # (computed in out's dtype unless ``dtype`` is given; torch's kernel is float-only)
+        if _is_float(input) and out._data.dtype.kind not in "fV":
+            raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{_out._word(out._data.dtype)}'")
+        return _write_out("nansum", lambda: nansum(input, dim, keepdim, dtype=dtype or out.dtype), out, (input,),
+                          "sum")
     dims = None if dim is None else _dim_list(dim, input.ndim, "nansum")
-    result = _apply(_nansum, (input,), (dims, _keepdim(keepdim), _sum_dtype(input, dtype)))
-    return result if out is None else out.copy_(result)
+    return _apply(_nansum, (input,), (dims, _keepdim(keepdim), _sum_dtype(input, dtype)))
 
 
 @public
@@ -667,8 +672,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_type_word(input._data.dtype)}")
     count = input.isnan().logical_not().sum(dim, keepdim)
-    result = nansum(input, dim, keepdim, dtype=dtype).div(count)
-    return result if out is None else out.copy_(result)
+    if out is not None:  # (torch: nansum into out, then divided in place)
+        return nansum(input, dim, keepdim, dtype=dtype, out=out).div_(count)
+    return nansum(input, dim, keepdim, dtype=dtype).div(count)
 
 
 _aminmax_type = collections.namedtuple("aminmax", ("min", "max"))

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
+from ._out import _check_dtype, _write_out
 from ._registry import op, _apply, _apply_inplace
 from ._bind import public
 from .creation import (_type_name, _key, _sample, _sample_per_element, _draw_uniform, _draw_normal, _draw_randint,
@@ -57,8 +58,10 @@ def _fill(entry, self, draw, generator, *params):
 
 
 def _float_only(self, name):
+    """``self``'s JAX dtype; torch's error when its kernel ``name`` has no version for it (not floating)."""
     if self._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype._SCALAR_TYPE[self.dtype.name]}'")
+    return self._data.dtype
 
 
 _uniform_node, _normal_node = _sampled("UniformBackward0"), _sampled("NormalBackward0")
@@ -183,7 +186,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
                            "improved?  If so, please report an enhancement request to PyTorch.)")
     u = _sample(_draw_uniform, _key(generator), tuple(input.shape), np.float64, 0.0, 1.0)
     result = _apply(_bernoulli, (input, _wrap((u < input._data).astype(input._data.dtype))), ())
-    return result if out is None else out.copy_(result)
+    if out is not None and out._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for "
+                                  f"'{_dtype._SCALAR_TYPE[out.dtype.name]}'")
+    return result if out is None else _write_out("bernoulli", lambda: result, out, (input,), "any")
 
 
 def _draw_poisson(key, shape, dtype, rate):
@@ -212,6 +218,8 @@ def poisson(input, generator=None):
 @public
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices drawn from the categories weighted by ``input``'s rows (1-D or 2-D), int64."""
+    if out is not None:  # (before anything else, the autograd check included)
+        _check_dtype("multinomial", "multinomial", np.int64, out._data.dtype)
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if input._data.dtype.kind not in "fV":
@@ -234,8 +242,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         g = jax.random.gumbel(key, logits.shape, jnp.float64)
         idx = jnp.argsort(-(logits + g), axis=-1)[:, :num_samples]
     idx = idx.astype(jnp.int64).reshape(tuple(input.shape[:-1]) + (num_samples,))
-    result = _wrap(idx)
-    return result if out is None else out.copy_(result)
+    return _wrap(idx) if out is None else _write_out("multinomial", lambda: _wrap(idx), out, (input,))
 
 
 @public(method=False)

@@ -53,7 +53,8 @@ def _keep(x, axis, keepdim):
 
 # ----- sort, argsort, msort, topk ------------------------------------------------------------------------------
 def _sort_op(node):
-    @op(node, save=("indices",), outputs=("values", "indices"), attrs=("dim", "self_sym_sizes"), unsigned=("dim",))
+    @op(node, save=("indices",), outputs=("values", "indices"), attrs=("dim", "self_sym_sizes"), unsigned=("dim",),
+        refuse={"c": (RuntimeError, " Sort does not support complex dtypes on CPU")})
     def entry(self, *, dim, descending):
         if self.ndim == 0:
             return self, jnp.zeros((), jnp.int64)
@@ -94,7 +95,8 @@ def msort(input, *, out=None):
 
 
 @op("TopkBackward0", save=("indices",), outputs=("values", "indices"), attrs=("dim", "self_sym_sizes"),
-    unsigned=("dim",))
+    unsigned=("dim",), refuse={"b": (RuntimeError, "topk does not support bool dtypes on CPU"),
+                               "c": (RuntimeError, " topk does not support complex dtypes on CPU")})
 def _topk(self, *, k, dim, largest, sorted):  # noqa: A002 - torch's name
     if self.ndim == 0:
         return self, jnp.zeros((), jnp.int64)
@@ -143,11 +145,11 @@ def _lower_median(ignore_nan):
     return position
 
 
-def _selector(node, position_of):
+def _selector(node, position_of, kernel, kinds="bc"):
     """A (values, indices)-along-dim op whose gradient goes to the selected index (torch's
-    value_selecting_reduction_backward)."""
+    value_selecting_reduction_backward); torch has no ``kernel`` for dtypes of NumPy ``kinds``."""
     @op(node, save=("indices",), outputs=("values", "indices"), attrs=("dim", "keepdim", "self_sym_sizes"),
-        unsigned=("dim",))
+        unsigned=("dim",), refuse={kinds: kernel})
     def entry(self, *, dim, keepdim, k):
         if self.ndim == 0:
             return self, jnp.zeros((), jnp.int64)
@@ -164,9 +166,9 @@ def _selector(node, position_of):
 
 
 _kthvalue = _selector("KthvalueBackward0", lambda k: (lambda s, axis: jnp.full(
-    [1 if a == axis else s.shape[a] for a in range(s.ndim)], k - 1)))
-_median_dim = _selector("MedianBackward1", lambda k: _lower_median(False))
-_nanmedian_dim = _selector("NanmedianBackward1", lambda k: _lower_median(True))
+    [1 if a == axis else s.shape[a] for a in range(s.ndim)], k - 1)), "kthvalue_cpu")
+_median_dim = _selector("MedianBackward1", lambda k: _lower_median(False), "median_out")
+_nanmedian_dim = _selector("NanmedianBackward1", lambda k: _lower_median(True), "median_out")
 
 
 @public
@@ -182,7 +184,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 
 
 def _median_all(name, ignore_nan):
-    @op(name, save=("self", "result"), attrs=())
+    @op(name, save=("self", "result"), attrs=(), refuse={"bc": "median_cpu"})
     def entry(self):
         flat = self.reshape(-1)
         if not flat.size:  # torch: NaN (an integer's lowest value)
@@ -236,7 +238,7 @@ def _mode_position(k):
     return position
 
 
-_mode = _selector("ModeBackward0", _mode_position)
+_mode = _selector("ModeBackward0", _mode_position, "mode_cpu", "c")
 
 
 @public
@@ -253,7 +255,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 # ----- cummax, cummin ----------------------------------------------------------------------------------------------
 def _cumulative(name, better):
     @op(f"{name.capitalize()}Backward0", save=("self", "indices"), outputs=("values", "indices"), attrs=("dim",),
-        unsigned=("dim",))
+        unsigned=("dim",), refuse={"c": f"{name}_cpu"})
     def entry(self, *, dim):
         if self.ndim == 0:
             return self, jnp.zeros((), jnp.int64)
@@ -290,7 +292,7 @@ cummin = public(_cumulative("cummin", lambda new, old: new <= old))
 
 
 # ----- searchsorted, bucketize ---------------------------------------------------------------------------------------
-@op("searchsorted", save=(), nondiff=("sorted_sequence", "self"), attrs=())
+@op("searchsorted", save=(), nondiff=("sorted_sequence", "self"), attrs=(), refuse={"bc": "searchsorted_out_cpu"})
 def _searchsorted(sorted_sequence, self, *, right, int32):
     seq = sorted_sequence if sorted_sequence.ndim == 1 else sorted_sequence[..., None, :]
     below = (seq <= self[..., None]) if right else (seq < self[..., None])
