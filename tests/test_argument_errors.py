@@ -367,7 +367,7 @@ def _notation(sig):
 # ``inplace``), and torch.selu and F.selu; torch's Python functions and the methods they call are parsed apart
 NOT_FROM_TORCHGEN = {("function", "celu"), ("function", "selu"), ("function", "einsum"), ("function", "norm"),
                      *{("function", n) for n in ("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors",
-                                                 "meshgrid", "cartesian_prod")},
+                                                 "meshgrid", "cartesian_prod", "block_diag")},
                      ("function", "split"), ("method", "norm"), ("method", "split")}
 
 

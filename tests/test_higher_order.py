@@ -188,6 +188,24 @@ AREAS = {
     },
 
     "ops": {
+        "take": (lambda m, x: m.take(x * x, m.tensor([0, 5, -1, 5])), [A]),
+        "index_copy": (lambda m, x, y: (x * x).index_copy(1, m.tensor([3, 0]), y * y), [A, A[:, :2]]),
+        "index_fill": (lambda m, x, y: (x * x).index_fill(0, m.tensor([1]), 2.0) * (x * 1).index_fill_(
+            1, m.tensor([0, 2]), (y * y).sum()), [A, B]),
+        "index_put_accumulate": (lambda m, x, y: m.index_put(x * x, (m.tensor([2, 0, 2]),), y * y, True), [A, B]),
+        "masked_scatter": (lambda m, x, y: (x * x).masked_scatter(m.tensor(MASK), y.reshape(-1) ** 2), [A, A]),
+        **{f"scatter_reduce_{r}": (lambda m, x, y, r=r, inc=inc: (x * x).scatter_reduce(
+            0, m.tensor(IDX), y * y, r, include_self=inc), [A, A[:2] + 1]) for r, inc in (
+            ("sum", True), ("prod", True), ("prod", False), ("mean", False), ("amax", True), ("amin", False))},
+        "quantile": (lambda m, x: m.quantile(x * x, m.tensor([0.3, 0.8], dtype=m.float64), dim=1), [A]),
+        "nanquantile_midpoint": (lambda m, x: m.nanquantile(x * x, 0.4, interpolation="midpoint"), [A]),
+        "repeat_interleave": (lambda m, x: (x * x).repeat_interleave(2, 0) + x.repeat_interleave(
+            m.tensor([2, 1, 3]), 0).sum(0) ** 2, [A]),
+        "block_diag": (lambda m, x, y: m.block_diag(x * x, y * y, x[0]), [A, B]),
+        "combinations": (lambda m, x: m.combinations((x * x)[0], 2).prod(1), [B]),
+        "renorm": (lambda m, x: m.renorm(x * x, 2, 0, 0.5) + m.renorm(x, 1, 1, 1.0) ** 2, [A]),
+        "cosine_similarity": (lambda m, x, y: m.cosine_similarity(x * x, y, 1), [A, A[::-1].copy()]),
+        "unfold": (lambda m, x: (x * x).unfold(1, 2, 1) ** 2 + x.unfold(1, 2, 1), [A]),
     },
 
     "nn": {  # (activations and losses: tests/test_nn_activations_losses.py)
@@ -633,6 +651,10 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "MultiMarginLossBackward0": "torch has no derivative for multi_margin_loss_backward: second order raises",
     "MultilabelMarginLossBackward0": "torch has no derivative for multilabel_margin_loss_backward: second order raises",
     "CtcLossBackward0": "torch has no derivative for _ctc_loss_backward: second order raises",
+    "histc": "integer counts (in the input's dtype), no differentiable input",
+    "Unique2Backward0": "torch has no derivative for unique: backward raises",
+    "UniqueDimBackward0": "torch has no derivative for unique(dim=): backward raises",
+    "UniqueConsecutiveBackward0": "torch has no derivative for unique_consecutive: backward raises",
 }
 _OP_MODULES = ("torchlike.ops.", "torchlike.nn.")
 

@@ -389,6 +389,33 @@ _FUNCTIONS = {
     # (special)
 
     # (ops)
+    "take": "Tensor input, Tensor index, *, Tensor out=None",
+    "index_copy": "Tensor input, int64_t dim, Tensor index, Tensor source, *, Tensor out=None",
+    "index_fill": "Tensor input, int64_t dim, Tensor index, Tensor value | Tensor input, int64_t dim, Tensor index,"
+                  " Scalar value",
+    "index_put index_put_": "Tensor input, c10::List<::std::optional<Tensor>> indices, Tensor values,"
+                            " bool accumulate=False",
+    "masked_scatter": "Tensor input, Tensor mask, Tensor source",
+    "scatter_reduce":
+        "Tensor input, int64_t dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor out=None",
+
+    "unique_consecutive": "Tensor input, bool return_inverse=False, bool return_counts=False, int64_t? dim=None",
+    "quantile nanquantile":
+        "Tensor input, Tensor q, int64_t? dim=None, bool keepdim=False, *, str interpolation=\"linear\","
+        " Tensor out=None | Tensor input, double q, int64_t? dim=None, bool keepdim=False, *,"
+        " str interpolation=\"linear\", Tensor out=None",
+
+    "histc": "Tensor input, int64_t bins=100, Scalar min=0, Scalar max=0, *, Tensor out=None",
+    "bincount": "Tensor input, Tensor? weights=None, SymInt minlength=0",
+
+    "repeat_interleave":
+        "Tensor input, Tensor repeats, int64_t? dim=None, *, SymInt? output_size=None |"
+        " Tensor repeats, *, SymInt? output_size=None |"
+        " Tensor input, SymInt repeats, int64_t? dim=None, *, SymInt? output_size=None",
+    "tril_indices triu_indices": "int64_t row, int64_t col, int64_t offset=0, *, TensorOptions",
+    "combinations": "Tensor input, int64_t r=2, bool with_replacement=False",
+    "renorm": "Tensor input, Scalar p, int64_t dim, Scalar maxnorm, *, Tensor out=None",
+    "cosine_similarity": "Tensor x1, Tensor x2, int64_t dim=1, double eps=1e-08",
 
     # (nn)
 
@@ -466,6 +493,9 @@ _METHODS = {
     # (special)
 
     # (ops)
+    "unfold": "int64_t dimension, int64_t size, int64_t step",
+    "pin_memory is_pinned": "Device? device=None",
+    "map_": "Tensor other, PyObject* callable",
 
     # (nn)
 
@@ -477,6 +507,11 @@ _METHODS = {
 # whose parser torch runs; or the error torch's Python code raises first
 _INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atleast_2d", "atleast_3d")},
           "broadcast_tensors": "TensorList tensors", "cartesian_prod": "TensorList tensors",
+          "block_diag": "TensorList tensors",
+          "_unique2": "Tensor input, bool sorted=True, bool return_inverse=False, bool return_counts=False",
+          "unique_consecutive": "Tensor input, bool return_inverse=False, bool return_counts=False, int64_t? dim=None",
+          "unique_dim":
+              "Tensor input, int64_t dim, bool sorted=True, bool return_inverse=False, bool return_counts=False",
           "meshgrid": "TensorList tensors | TensorList tensors, *, str indexing",
           "split":
               "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
@@ -519,6 +554,35 @@ def _norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noq
         keywords, None
 
 
+def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    bool(return_inverse), bool(return_counts)  # (torch's boolean_dispatch tests them first)
+    kw = {"sorted": sorted, "return_inverse": return_inverse, "return_counts": return_counts}
+    return ("_unique2", (input,), kw, None) if dim is None else ("unique_dim", (input, dim), kw, None)
+
+
+def _named_as(fn, name, qualname):
+    """``fn`` named ``name`` (which the guard replaces in Python's argument errors), ``qualname`` in them."""
+    out = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__)
+    out.__qualname__ = qualname
+    return out
+
+
+def _no_arguments(self):  # torch's Python methods without arguments (is_shared, share_memory_)
+    return None
+
+
+def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    bool(return_inverse), bool(return_counts)  # (torch's boolean_dispatch tests them first)
+    kw = {"return_inverse": return_inverse, "return_counts": return_counts, "dim": dim}
+    return "unique_consecutive", (input,), kw, None
+
+
+def _apply_(self, *args, **kwargs):  # a METH_O method in torch
+    if kwargs:
+        return TypeError("TensorBase.apply_() takes no keyword arguments")
+    return TypeError(f"TensorBase.apply_() takes exactly one argument ({len(args)} given)") if len(args) != 1 else None
+
+
 def _unflatten(self, dim, sizes):
     if sizes is None or isinstance(sizes, (tuple, list)) and not sizes:
         return RuntimeError("unflatten: sizes must be non-empty")
@@ -539,20 +603,29 @@ def _variadic(name):
 
 
 _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleast_2d", "atleast_3d",
-                                                            "broadcast_tensors", "meshgrid", "cartesian_prod")},
+                                                            "broadcast_tensors", "meshgrid", "cartesian_prod",
+                                                            "block_diag")},
                      ("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
-                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
+                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten,
+                     ("unique", False): _named_as(_unique, "_unique", "_return_output"),
+                     ("unique", True): _named_as(_unique, "unique", "unique"),
+                     **{(n, True): _named_as(_no_arguments, n, n) for n in ("is_shared", "share_memory_")}, ("apply_", True): _apply_,
+                     ("unique_consecutive", False): _named_as(_unique_consecutive, "_unique_consecutive",
+                                                              "_consecutive_return_output"),
+                     ("unique_consecutive", True): _named_as(_unique_consecutive, "unique_consecutive",
+                                                             "unique_consecutive")}
 
 # torch lets Python numbers bind to these functions' Tensor parameters
 _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",
                        "sub", "sub_", "subtract", "subtract_", "true_divide", "true_divide_", "to", "copy_",
                        "floor_divide", "floor_divide_"}
 _NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"), "other": ("x2",)}
+_OPT_TENSORS = "c10::List<::std::optional<Tensor>>"  # (index_put's indices: torch's parser wants Tensors there too)
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int", "double": "float",
                "bool": "bool", "TensorList": "tuple of Tensors", "IntArrayRef": "tuple of ints",
                "SymIntArrayRef": "tuple of ints", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "Device": "torch.device", "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator",
-               "str": "str", "PyObject*": "object"}
+               "str": "str", "PyObject*": "object", _OPT_TENSORS: "tuple of Tensors"}
 _TABLES = {False: {}, True: {}, None: _INNER}  # method? (None: the C functions of torch's Python functions)
 for _names, _sigs in _FUNCTIONS.items():
     for _n in _names.split():
@@ -715,7 +788,7 @@ def _check(p, obj, argnum):
         return _is_index(obj), -1
     if kind in ("IntArrayRef", "SymIntArrayRef"):
         return _int_list(obj, p.size)
-    if kind == "TensorList":
+    if kind in ("TensorList", _OPT_TENSORS):
         if not isinstance(obj, (tuple, list)):
             return False, -1
         for i, t in enumerate(obj):

@@ -31,6 +31,8 @@ _DTYPE_RULES = {
     "where": (RuntimeError, "Expected out type to be {r} but got {o}", False),
     "mm": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
     "sum": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
+    "take": (RuntimeError, "take(): self and out expected to have the same dtype, but got self.dtype = {r} and "
+             "out.dtype = {o}", False),
     "scalar_type": (RuntimeError, "expected scalar_type {r} but found {o}", False),
     "nan_to_num": (RuntimeError, "nan_to_num: dtype of out: {o} should be same as input: {r}", False),
     "diag": (RuntimeError, "diag: result type {r} can't be cast to the desired out= type {o}", True),

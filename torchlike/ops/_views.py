@@ -199,7 +199,7 @@ def _write(t, data, old=None):
     raw = jnp.conj(data) if t._conj else data  # what the storage holds
     if geom is None:
         storage.data = raw
-    elif _overlaps(geom):
+    elif _aliased(geom):
         old = t._data if old is None else old
         storage.data = _scatter_changed(storage.data, jnp.conj(old) if t._conj else old, raw, *geom)
         data = _read(t, storage.data)  # what every element sharing the memory now holds
@@ -459,6 +459,19 @@ def _check_view_inplace(target):
 def _overlaps(geom):
     """Whether a geometry reaches one storage element from several of its elements (an expanded tensor)."""
     return geom is not None and any(s == 0 and n > 1 for n, s in zip(geom[0], geom[1])) and 0 not in geom[0]
+
+
+def _aliased(geom):
+    """Whether some storage element is reached from several elements of a geometry (expanded, or windows that
+    overlap such as unfold's): sorted by stride, each dim must step past everything the smaller ones reach."""
+    if geom is None or 0 in geom[0]:
+        return False
+    reach = 0
+    for s, n in sorted((s, n) for n, s in zip(geom[0], geom[1]) if n > 1):
+        if s <= reach:
+            return True
+        reach += s * (n - 1)
+    return False
 
 
 def _check_overlap(target, allowed=None):

@@ -26,9 +26,10 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
-from ._views import _view_apply, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
+from ._views import _view_apply, _aliased, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
 from .creation import _check_fits
+from ._out import _write_out
 from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
 
 _INT64_MAX = (1 << 63) - 1
@@ -448,16 +449,17 @@ def _masked_region(shape, steps, step_ints, spec, mask):
     return jnp.zeros(math.prod(shape), bool).at[sel.reshape(-1)].set(hit).reshape(shape)
 
 
-def _setitem_fwd(self, values, *indices, steps, spec, accumulate, step_ints):  # accumulate: always False
+def _setitem_fwd(self, values, *indices, steps, spec, accumulate, step_ints):  # accumulate: index_put's
     if _MASKED in spec:
         return jnp.where(_masked_region(self.shape, steps, step_ints, spec, indices[0]),
                          values.astype(self.dtype).reshape(()), self)
     sel = _positions(self.shape, steps, step_ints, spec, indices)
-    v = jnp.broadcast_to(values.astype(self.dtype), sel.shape)
-    return self.reshape(-1).at[sel.reshape(-1)].set(v.reshape(-1)).reshape(self.shape)
+    v = jnp.broadcast_to(values.astype(self.dtype), sel.shape).reshape(-1)
+    ref = self.reshape(-1).at[sel.reshape(-1)]
+    return (_add_at(ref, v) if accumulate else ref.set(v)).reshape(self.shape)
 
 
-def _setitem_bwd(grad, self_shape, steps, step_ints, spec, **kw):
+def _setitem_bwd(grad, self_shape, steps, step_ints, spec, accumulate, **kw):
     indices = [kw[f"i{k}"] for k in range(len(kw))]
     if _MASKED in spec:  # the table sums the value's gradient to its shape
         region = _masked_region(self_shape, steps, step_ints, spec, indices[0])
@@ -465,7 +467,7 @@ def _setitem_bwd(grad, self_shape, steps, step_ints, spec, **kw):
         return jnp.where(region, zero, grad), jnp.where(region, grad, zero)
     sel = _positions(self_shape, steps, step_ints, spec, indices)
     flat = grad.reshape(-1)
-    return flat.at[sel.reshape(-1)].set(0).reshape(self_shape), flat[sel]
+    return grad if accumulate else flat.at[sel.reshape(-1)].set(0).reshape(self_shape), flat[sel]
 
 
 _setitem_ops = {}
@@ -483,7 +485,7 @@ def _setitem_op(name, n):
                       statics=statics, attrs=("accumulate",) if index_put else (),
                       saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None,
                       dynamic=("step_ints",))
-        entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec") + names))
+        entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec", "accumulate") + names))
         _setitem_ops[(name, n)] = entry
         _OWN_INPUT_CHECK.add(entry)  # _setitem checks as torch's copy_ / fill_ / index_put_ / masked_fill_
     return entry
@@ -494,6 +496,34 @@ def _strip_leading_ones(shape):
     while shape and shape[0] == 1:
         shape = shape[1:]
     return shape
+
+
+def _put_args(self, cur, slots, value, accumulate=False):
+    """torch's index_put_ checks of the index tensors ``slots`` (on the shape ``cur``) and the value: (spec, index
+    tensors, the value, the op names torch warns with about overlap)."""
+    spec, tensors, target = _advanced(cur, slots)
+    stripped = _strip_leading_ones(value.shape)
+    try:
+        if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(stripped)} cannot be "
+                           f"broadcast to indexing result of shape {_shape_str(target)}") from None
+    masks = [t for t, s in zip(tensors, [s for s in spec if s is not None]) if s >= 0]
+    overlap = ("index_put_",)
+    if value._data.size == 1 and len(masks) == len(tensors) == 1 and not accumulate:
+        # torch's index_put_ runs as masked_fill_ here (one mask, a one-element value): the value is cast
+        if masks[0]._data.dtype != np.bool_:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        overlap = ("index_put_", "masked_fill_")
+        spec = tuple(_MASKED if s is not None else None for s in spec)
+    elif not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_type_word(self._data.dtype)} for the destination and "
+                           f"{_type_word(value._data.dtype)} for the source.")
+    if stripped != tuple(value.shape):
+        value = value.view(stripped)
+    return spec, tensors, value, overlap
 
 
 @public(name="__setitem__", function=False)
@@ -515,35 +545,14 @@ def _setitem(self, index, value):
     view = bool(steps)
     if view and _gm._state.grad_enabled and self._requires_grad and self._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if view and _overlaps(self._sgeom):  # torch writes into the selected view, which may not overlap itself
+    if view and _aliased(self._sgeom):  # torch writes into the selected view, which may not overlap itself
         for kind, *args in steps:
             self = _view_apply(_STEP_OPS[kind], self, tuple(args))
         steps, view = [], False
     spec, tensors, overlap = (), [], None
     if slots:  # index_put_ (into the view if there is one)
-        spec, tensors, target = _advanced(cur, slots)
-        stripped = _strip_leading_ones(value.shape)
-        try:
-            if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
-                raise ValueError
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(stripped)} cannot be "
-                               f"broadcast to indexing result of shape {_shape_str(target)}") from None
-        masks = [t for t, s in zip(tensors, [s for s in spec if s is not None]) if s >= 0]
-        if value._data.size == 1 and len(masks) == len(tensors) == 1:
-            # torch's index_put_ runs as masked_fill_ here (one mask, a one-element value): the value is cast
-            if masks[0]._data.dtype != np.bool_:
-                raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
-            overlap = ("index_put_", "masked_fill_")
-            spec = tuple(_MASKED if s is not None else None for s in spec)
-        elif not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_type_word(self._data.dtype)} for the destination and "
-                               f"{_type_word(value._data.dtype)} for the source.")
-        if stripped != tuple(value.shape):
-            value = value.view(stripped)
+        spec, tensors, value, overlap = _put_args(self, cur, slots, value)
         name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
-        overlap = overlap or ("index_put_",)
     else:  # copy_ / fill_ (into the view if there is one)
         if tuple(value.shape) != cur and value.ndim:
             value = value.view(_strip_leading_ones(value.shape))
@@ -958,3 +967,376 @@ def nonzero(input, *, as_tuple=False):
 def argwhere(input):
     """nonzero(input)."""
     return nonzero(input)
+
+
+# ----- take / index_copy / index_fill / index_put / masked_scatter / scatter_reduce --------------------------
+@op("TakeBackward0", save={"index": ("self",), "self": ()}, nondiff=("index",), attrs=())
+def _take(self, index):
+    flat = self.reshape(-1)
+    return flat[jnp.where(index < 0, index + flat.size, index)]
+
+
+@_take.derivative
+def _(grad, index, self_shape):
+    n = math.prod(self_shape)
+    return jnp.zeros(n, grad.dtype).at[jnp.where(index < 0, index + n, index)].add(grad).reshape(self_shape)
+
+
+@public
+def take(input, index, *, out=None):
+    """The entries of the flattened input at ``index`` (negative: from the end), in index's shape (TakeBackward0)."""
+    if out is not None:
+        return _write_out("take", lambda: take(input, index), out, (input, index), "take")
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_type_word(index._data.dtype)}")
+    n = input.numel()
+    if _concrete(index) and index.numel():
+        a = _host(index).reshape(-1)
+        bad = (a < -n) | (a >= n)
+        if bad.any():
+            raise IndexError(f"out of range: tried to access index {int(a[np.argmax(bad)])} on a tensor of {n} "
+                             f"elements.")
+    return _apply(_take, (input, index), ())
+
+
+def _dim_key(ndim, dim, index):
+    return (slice(None),) * (dim % ndim) + (index.reshape(-1),) if ndim else ()
+
+
+@op("IndexCopyBackward0", save={"index": ("self", "source"), "source": ()}, nondiff=("index",),
+    attrs=("dim", "source_dim"), unsigned=("dim",))
+def _index_copy(self, index, source, *, dim, source_dim):
+    if not self.ndim:
+        return source.reshape(())
+    src = source.reshape(self.shape[:dim % self.ndim] + (index.size,) + self.shape[dim % self.ndim + 1:])
+    return self.at[_dim_key(self.ndim, dim, index)].set(src)
+
+
+@_index_copy.derivative
+def _(grad, index, source_shape, dim):
+    if not grad.ndim:
+        return jnp.zeros_like(grad), grad.reshape(source_shape)
+    key = _dim_key(grad.ndim, dim, index)
+    return grad.at[key].set(0), grad[key].reshape(source_shape)
+
+
+def _index_copy_args(self, dim, index, source):
+    raw, dim = dim, _wrap_dim(dim, self.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    n = index.numel()
+    if source.ndim and self.ndim and source.ndim != self.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({self.ndim})")
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_type_word(index._data.dtype)}")
+    if self._data.dtype != source._data.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_type_word(self._data.dtype)} and (source) {_type_word(source._data.dtype)}")
+    if n != (source.shape[dim] if source.ndim else 1):
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
+                         f"({source.shape[dim] if source.ndim else 1})")
+    dest, src = _drop_dim(self.shape, dim), _drop_dim(source.shape, dim)
+    for d in range(len(src)):
+        if src[d] != dest[d]:
+            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                               f"slice shape: {dest[d]} at dimension {d} and source slice shape: {src[d]} at "
+                               f"dimension {d}.")
+    _check_bounds(index, self.shape[dim] if self.ndim else 1, dim, IndexError,
+                  msg="index_copy_(): index {v} is out of bounds for dimension {dim} with size {size}")
+    return raw
+
+
+def _drop_dim(shape, dim):
+    return tuple(shape[:dim]) + tuple(shape[dim + 1:])
+
+
+def _index_copy_(self, dim, index, source):
+    dim = _index_copy_args(self, dim, index, source)
+    _check_input_overlap(self, (index, source), strict=True)
+    return _apply_inplace(_index_copy, self, (self, index, source), (dim, source.ndim))
+
+
+@public(inplace=_index_copy_)
+def index_copy(input, dim, index, source, *, out=None):
+    """A copy of input with the slices of ``source`` written at ``index`` along dim (IndexCopyBackward0)."""
+    if out is not None:
+        return _write_out("index_copy", lambda: index_copy(input, dim, index, source), out, (input, index, source),
+                          "sum")
+    dim = _index_copy_args(input, dim, index, source)
+    return _apply(_index_copy, (input, index, source), (dim, source.ndim))
+
+
+def _index_fill_fwd(self, index, value, *, dim):
+    if not self.ndim:
+        return value.astype(self.dtype).reshape(())
+    n = self.shape[dim % self.ndim]
+    return self.at[_dim_key(self.ndim, dim, jnp.where(index < 0, index + n, index))].set(value.astype(self.dtype))
+
+
+def _index_fill_self(grad, index, dim):
+    if not grad.ndim:
+        return jnp.zeros_like(grad)
+    n = grad.shape[dim % grad.ndim]
+    return grad.at[_dim_key(grad.ndim, dim, jnp.where(index < 0, index + n, index))].set(0)
+
+
+_index_fill = op("IndexFillBackward0", save=("index",), nondiff=("index", "value"), attrs=("dim",),
+                 unsigned=("dim",))(_index_fill_fwd)
+_index_fill.derivative(lambda grad, index, dim: _index_fill_self(grad, index, dim))
+_index_fill_t = op("IndexFillBackward1", save=("index",), nondiff=("index",), attrs=("dim",), unsigned=("dim",),
+                   real_grads=False)(_index_fill_fwd)
+
+
+@_index_fill_t.derivative
+def _(grad, index, dim):
+    kept = _index_fill_self(grad, index, dim)
+    return kept, jnp.sum(grad - kept)
+
+
+def _index_fill_args(self, dim, index, value):
+    raw, dim = dim, _wrap_dim(dim, self.ndim)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if index._data.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    size = self.shape[dim] if self.ndim else 1
+    _check_bounds(index, size, dim, IndexError, negative=True)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        return raw, _index_fill_t, value
+    _check_fits(value, self._data.dtype)
+    return raw, _index_fill, _scalar(value)
+
+
+def _index_fill_(self, dim, index, value):
+    dim, entry, value = _index_fill_args(self, dim, index, value)
+    _check_input_overlap(self, (index,), strict=True)
+    return _apply_inplace(entry, self, (self, index, value), (dim,))
+
+
+@public(inplace=_index_fill_)
+def index_fill(input, dim, index, value):
+    """A copy of input with ``value`` (a number or 0-d tensor) at ``index`` along dim (IndexFillBackward0 for a
+    number, IndexFillBackward1 for a tensor)."""
+    dim, entry, value = _index_fill_args(input, dim, index, value)
+    return _apply(entry, (input, index, value), (dim,))
+
+
+def _index_put_args(self, indices, values, accumulate):
+    if not isinstance(indices, (tuple, list)) or not all(isinstance(t, Tensor) for t in indices):
+        raise TypeError("index_put(): indices must be a tuple of Tensors")  # (the guard words torch's error)
+    slots = list(indices)
+    for t in slots:
+        if t._data.dtype.kind not in "biu":
+            raise IndexError(_BAD_INDEX_DTYPE)
+    if len(slots) > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {len(slots)})")
+    if not slots:
+        return None
+    return _put_args(self, tuple(self.shape), slots, values, bool(accumulate))
+
+
+def _index_put_(self, indices, values, accumulate=False):
+    args = _index_put_args(self, indices, values, accumulate)
+    if args is None:
+        return self.copy_(values) if not accumulate else self.add_(values)
+    spec, tensors, values, overlap = args
+    _check_input_overlap(self, (values, *tensors), True)
+    return _apply_inplace(_setitem_op("IndexPutBackward0", len(tensors)), self, (self, values, *tensors),
+                          ((), spec, bool(accumulate), ()), overlap)
+
+
+public(_index_put_, name="index_put_", method=False)
+
+
+@public(inplace=_index_put_)
+def index_put(input, indices, values, accumulate=False):
+    """A copy of input with ``values`` written (``accumulate``: added) at ``input[indices]`` (IndexPutBackward0)."""
+    args = _index_put_args(input, indices, values, accumulate)
+    if args is None:
+        return input.clone().index_put_(indices, values, accumulate)
+    spec, tensors, values, _ = args
+    return _apply(_setitem_op("IndexPutBackward0", len(tensors)), (input, values, *tensors),
+                  ((), spec, bool(accumulate), ()))
+
+
+@op("MaskedScatterBackward0", save=("mask",), nondiff=("mask",), attrs=("source_sym_sizes",))
+def _masked_scatter(self, mask, source):
+    shape = jnp.broadcast_shapes(self.shape, mask.shape)
+    m = jnp.broadcast_to(mask, shape).reshape(-1)
+    pos = jnp.clip(jnp.cumsum(m) - 1, 0, max(source.size - 1, 0))
+    picked = source.reshape(-1)[pos] if source.size else jnp.zeros(pos.shape, source.dtype)
+    return jnp.where(m, picked, jnp.broadcast_to(self, shape).reshape(-1)).reshape(shape)
+
+
+@_masked_scatter.derivative
+def _(grad, mask, source_shape):
+    m = jnp.broadcast_to(mask, grad.shape).reshape(-1)
+    n = math.prod(source_shape)
+    pos = jnp.where(m, jnp.cumsum(m) - 1, n)
+    flat = grad.reshape(-1)
+    source = jnp.zeros(n, grad.dtype).at[pos].add(flat, mode="drop").reshape(source_shape)
+    return jnp.where(m, jnp.zeros((), grad.dtype), flat).reshape(grad.shape), source
+
+
+def _masked_scatter_args(input, mask, source, shape, name):
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{_type_word(mask._data.dtype)}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_type_word(input._data.dtype)} and {_type_word(source._data.dtype)}")
+    if _concrete(mask) and int(np.count_nonzero(np.broadcast_to(_host(mask), shape))) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+
+
+def _masked_scatter_(self, mask, source):
+    shape = tuple(self.shape)
+    if mask.ndim > self.ndim:
+        raise RuntimeError(f"expand(CPU{_type_word(mask._data.dtype)}Type{{{_shape_str(mask.shape)}}}, size="
+                           f"{_shape_str(shape)}): the number of sizes provided ({self.ndim}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({mask.ndim})")
+    if _broadcast_shapes(tuple(mask.shape), shape) != shape:
+        raise RuntimeError(f"The expanded size of the tensor must match the existing size at non-singleton "
+                           f"dimension. Target sizes: {_shape_str(shape)}.  Tensor sizes: {_shape_str(mask.shape)}")
+    _masked_scatter_args(self, mask, source, shape, "masked_scatter_")
+    _check_input_overlap(self, (mask, source), strict=True)
+    return _apply_inplace(_masked_scatter, self, (self, mask, source), ())
+
+
+@public(inplace=_masked_scatter_)
+def masked_scatter(input, mask, source):
+    """input with the leading entries of ``source`` written, in order, where mask is True (MaskedScatterBackward0).
+    Reads the mask (to check that source is long enough)."""
+    shape = _broadcast_shapes(tuple(mask.shape), tuple(input.shape))
+    _masked_scatter_args(input, mask, source, shape, "masked_scatter_")
+    return _apply(_masked_scatter, (input, mask, source), ())
+
+
+_REDUCE_AT = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "max", "amin": "min", "max": "max",
+              "min": "min"}  # (torch takes max and min too)
+
+
+def _identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return jnp.zeros((), dtype)
+    if reduce == "prod":
+        return jnp.ones((), dtype)
+    if dtype == jnp.bool_:
+        return jnp.asarray(reduce in ("amin", "min"))
+    info = jnp.finfo(dtype) if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype)
+    big = jnp.inf if jnp.issubdtype(dtype, jnp.floating) else info.max
+    return jnp.asarray(-big if reduce in ("amax", "max") else big, dtype)
+
+
+def _scatter_counts(shape, key, include_self, dtype):
+    count = jnp.full(shape, 1 if include_self else 0, dtype).at[key].add(jnp.ones((), dtype))
+    return jnp.where(count == 0, jnp.ones((), dtype), count)
+
+
+def _scatter_reduce_raw(self, index, src, dim, reduce, include_self):
+    s, i, src = _nonempty(self, index, src)
+    key, v = _grid(i, dim), src[_crop(i.shape)]
+    base = s if include_self else s.at[key].set(_identity(reduce, s.dtype))
+    if s.dtype == jnp.bool_ and reduce in ("sum", "mean"):
+        out = base.at[key].max(v)
+    elif s.dtype == jnp.bool_ and reduce == "prod":
+        out = base.at[key].min(v)
+    elif reduce == "prod":  # (JAX cannot differentiate a multiplying scatter with repeated indices)
+        out = base * _scatter_prod(i, v, dim, s.shape)
+    else:
+        out = getattr(base.at[key], _REDUCE_AT[reduce])(v)
+    if reduce == "mean" and s.dtype != jnp.bool_:
+        count = _scatter_counts(s.shape, key, include_self, s.dtype)
+        out = out // count if jnp.issubdtype(s.dtype, jnp.integer) else out / count
+    return out.reshape(self.shape)
+
+
+def _scatter_prod(index, v, dim, shape):
+    """The product of the values ``v`` scattered to each place of ``shape`` at ``index`` along dim (1 elsewhere)."""
+    d = dim % len(shape)
+    hit = jnp.moveaxis(index, d, -1)[..., None] == jnp.arange(shape[d])
+    prod = jnp.prod(jnp.where(hit, jnp.moveaxis(v, d, -1)[..., None], jnp.ones((), v.dtype)), axis=-2)
+    prod = jnp.moveaxis(prod, -1, d)
+    return jnp.ones(shape, v.dtype).at[_crop(prod.shape)].set(prod)
+
+
+@op("ScatterReduceBackward0", save=("index", "self", "src", "result"), nondiff=("index",),
+    attrs=("dim", "include_self", "reduce"), unsigned=("dim",))
+def _scatter_reduce(self, index, src, *, dim, reduce, include_self):
+    return _scatter_reduce_raw(self, index, src, dim, reduce, include_self)
+
+
+@_scatter_reduce.derivative
+def _(grad, index, self, src, result, dim, reduce, include_self, grad_input_mask):
+    """torch's scatter_reduce_backward."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
+    if reduce in ("sum", "mean"):
+        if grad_input_mask[1]:
+            _src_grad("ScatterReduceBackward0", src.shape, index)
+    else:  # torch's formula compares src with values gathered at index
+        _broadcast_shapes(tuple(src.shape), tuple(index.shape))
+    g, i, s, sr, res = _nonempty(grad, index, self, src, result)
+    key = _grid(i, dim)
+    sr = sr[_crop(i.shape)]
+
+    def gather(t):
+        return t[key]
+    if reduce == "sum":
+        gs, gsrc = g, gather(g)
+    elif reduce == "prod":
+        masked_self = jnp.where(s == 0, jnp.ones((), s.dtype), s)
+        gs = g * _scatter_reduce_raw(masked_self, i, sr, dim, "prod", include_self) / masked_self
+        src_zero = sr == 0
+        zeros = jnp.zeros_like(s).at[key].add(src_zero.astype(s.dtype))
+        single = src_zero & (gather(zeros) == 1)
+        masked_src = jnp.where(single, jnp.ones((), sr.dtype), sr)
+        masked_result = _scatter_reduce_raw(s, i, masked_src, dim, "prod", include_self)
+        gsrc = jnp.where(single, gather(g * masked_result),
+                         gather(g * res) / jnp.where(src_zero, jnp.ones((), sr.dtype), sr))
+    elif reduce == "mean":
+        n = _scatter_counts(s.shape, key, include_self, g.dtype)
+        gs, gsrc = g / n, gather(g) / gather(n)
+    else:
+        value = gather(res)
+        self_is = (s == res).astype(g.dtype)
+        src_is = (sr == value).astype(g.dtype)
+        dist = g / self_is.at[key].add(src_is)
+        gs, gsrc = self_is * dist, src_is * gather(dist)
+    if not include_self:
+        gs = gs.at[key].set(0)
+    src_shape = src.shape
+    full = jnp.zeros(_ne(src_shape), g.dtype).at[_crop(i.shape)].set(gsrc).reshape(src_shape)
+    return gs.reshape(grad.shape), full
+
+
+def _scatter_reduce_args(input, dim, index, src, reduce):
+    if reduce not in _REDUCE_AT:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _scatter_args(input, dim, index, src)
+
+
+def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    dim = _scatter_reduce_args(self, dim, index, src, reduce)
+    _check_input_overlap(self, (index, src), strict=True)
+    return _apply_inplace(_scatter_reduce, self, (self, index, src), (dim, reduce, bool(include_self)))
+
+
+@public(inplace=_scatter_reduce_)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    """A copy of input with src reduced (sum, prod, mean, amax, amin) into it at ``index`` along dim; without
+    ``include_self`` input's own values at the written places do not take part (ScatterReduceBackward0)."""
+    if out is not None:
+        return _write_out("scatter_reduce", lambda: scatter_reduce(input, dim, index, src, reduce,
+                                                                   include_self=include_self),
+                          out, (input, index, src), "sum")
+    dim = _scatter_reduce_args(input, dim, index, src, reduce)
+    return _apply(_scatter_reduce, (input, index, src), (dim, reduce, bool(include_self)))
+
+
+_OWN_INPUT_CHECK.update((_index_copy, _index_fill, _index_fill_t, _masked_scatter, _scatter_reduce))

@@ -4,6 +4,7 @@ cartesian_prod, kron, cross, diff, cumprod, logcumsumexp, nan_to_num, count_nonz
 own in torch are table entries; torch's composites are built from the table's ops, so they record torch's nodes."""
 import collections.abc
 import math
+import operator
 import warnings
 
 import jax
@@ -11,12 +12,21 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Size, Tensor, _wrap_dim
+from .. import _grad_mode
+from .._device import device as _device
+from .._tensor import Size, Tensor, _wrap, _wrap_dim, _type_string
 from ._out import _check_dtype, _write_out
-from ._registry import op, _apply, _apply_inplace
+from ._registry import op, OpDef, _apply, _apply_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
 from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm, _tensor_list
+from ._views import _view_apply, _rule
+from .indexing import _named, _broadcast_shapes
+from .reduction import _linalg_vector_norm
+
+
+def _type_word(np_dtype):
+    return _type_string(np.dtype(np_dtype))[6:-6]
 
 
 def _tensors(args, name):
@@ -497,3 +507,331 @@ def _dist(self, other, *, p):
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast)."""
     return _apply(_dist, (input, other), (float(p) if not isinstance(p, int) else p,))
+
+
+# ----- repeat_interleave, triu/tril_indices, block_diag, combinations --------------------------------------------
+def _repeat_indices(repeats, output_size=None):
+    """torch.repeat_interleave(repeats): each index i repeated repeats[i] times. Reads repeats."""
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats._data.dtype not in (np.int32, np.int64):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{_type_word(repeats._data.dtype)}'")
+    r = np.asarray(repeats._data)
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    if output_size is not None and output_size != int(r.sum()):
+        raise RuntimeError("allocated size does not match required size")
+    return _wrap(jnp.asarray(np.repeat(np.arange(len(r), dtype=np.int64), r)))
+
+
+@public
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along dim) repeated ``repeats`` times (an int, or a tensor of counts per element);
+    without dim over the flattened input. ``repeat_interleave(counts)``: the indices each repeated its count."""
+    if repeats is None:
+        return _repeat_indices(input, output_size)
+    if isinstance(repeats, Tensor):
+        if dim is None:
+            input, dim = input.flatten(), 0
+        d = _wrap_dim(dim, input.ndim)
+        size = input.shape[d] if input.ndim else 1
+        if repeats.ndim == 0 or (repeats.ndim == 1 and repeats.shape[0] == 1):
+            repeats = repeats.reshape(1).expand(size)
+        elif repeats.ndim == 1:
+            if repeats.shape[0] != size:
+                raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                                   f"{repeats.shape[0]} and input.size({dim}) = {size}")
+        else:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        return input.index_select(dim, _repeat_indices(repeats, output_size))
+    d = _wrap_dim(0 if dim is None else dim, input.ndim)
+    if dim is None:
+        input = input.flatten()
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    t = input.unsqueeze(d + 1)
+    shape = list(t.shape)
+    shape[d + 1] = repeats
+    if output_size is not None and output_size != repeats * shape[d]:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {repeats * shape[d]} but got "
+                           f"{output_size}")
+    return t.expand(shape).clone().flatten(d, d + 1)
+
+
+def _tri_indices(np_fn, row, col, offset, dtype):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    if dt._np.kind not in "iu":
+        raise RuntimeError(f"\"{np_fn.__name__}_indices\" not implemented for '{_type_word(dt._np)}'")
+    return _wrap(jnp.asarray(np.stack(np_fn(row, offset, col)).astype(dt._np).reshape(2, -1)))
+
+
+@public(method=False)
+def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+    """The (2, N) coordinates of the lower triangle (diagonal ``offset`` and below) of a row x col matrix."""
+    return _tri_indices(np.tril_indices, row, col, offset, dtype)
+
+
+@public(method=False)
+def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+    """The (2, N) coordinates of the upper triangle (diagonal ``offset`` and above) of a row x col matrix."""
+    return _tri_indices(np.triu_indices, row, col, offset, dtype)
+
+
+def _as_2d(shape):
+    return (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else tuple(shape)
+
+
+def _block_diag_fwd(*tensors, dtype):
+    mats = [t.astype(dtype).reshape(_as_2d(t.shape)) for t in tensors]
+    out = jnp.zeros((sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), dtype)
+    r = c = 0
+    for m in mats:
+        out = out.at[r:r + m.shape[0], c:c + m.shape[1]].set(m)
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def _block_diag_bwd(grad, **shapes):
+    out, r, c = [], 0, 0
+    for k in range(len(shapes)):
+        shape = shapes[f"t{k}_shape"]
+        h, w = _as_2d(shape)
+        out.append(grad[r:r + h, c:c + w].reshape(shape))
+        r, c = r + h, c + w
+    return tuple(out)
+
+
+_block_diag_ops = {}
+
+
+def _block_diag_op(n):
+    entry = _block_diag_ops.get(n)
+    if entry is None:
+        names = tuple(f"t{k}" for k in range(n))
+        entry = _block_diag_ops[n] = OpDef("BlockDiagBackward0", _block_diag_fwd, save=(), inputs=names,
+                                           statics=("dtype",), attrs=(), tuple_out=False)
+        entry.derivative(_named(_block_diag_bwd, tuple(f"{k}_shape" for k in names)))
+    return entry
+
+
+@public(method=False)
+def block_diag(*tensors):
+    """A block-diagonal matrix of the tensors (0-d: 1x1, 1-D: one row) (BlockDiagBackward0)."""
+    tensors = _tensors(tensors, "block_diag")
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    if not tensors:
+        return _wrap(jnp.zeros((0, 0), jnp.float32))
+    dt = _dtype._result_type(*tensors)._np
+    return _apply(_block_diag_op(len(tensors)), tensors, (np.dtype(dt),))
+
+
+@public(method=False)
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of a 1-D tensor's elements, as rows (torch's meshgrid, masked_select, stack)."""
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _wrap(jnp.zeros((0,), input._data.dtype))
+    n = input.shape[0]
+    idx = np.indices((n,) * r)
+    mask = np.ones((n,) * r, bool)
+    for a, b in zip(idx[:-1], idx[1:]):
+        mask &= (a <= b) if with_replacement else (a < b)
+    mask = _wrap(jnp.asarray(mask))
+    return stack([g.masked_select(mask) for g in meshgrid(*[input] * r, indexing="ij")], 1)
+
+
+# ----- renorm, cosine_similarity ------------------------------------------------------------------------------
+@op("RenormBackward0", save=("self",), attrs=("dim", "maxnorm", "p"), unsigned=("dim",))
+def _renorm(self, *, p, dim, maxnorm):
+    axes = tuple(a for a in range(self.ndim) if a != dim % max(self.ndim, 1))
+    a = jnp.abs(self)
+    norm = (jnp.max(a, axes, keepdims=True) if math.isinf(p) else
+            jnp.sum(a ** p, axes, keepdims=True) ** (1.0 / p))
+    return jnp.where(norm > maxnorm, self * (maxnorm / (norm + 1e-7)), self)
+
+
+def _renorm_args(input, p, dim, maxnorm):
+    d = _wrap_dim(dim, input.ndim)
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_word(input._data.dtype)}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    return p, d if dim >= 0 else dim, maxnorm
+
+
+def _renorm_(self, p, dim, maxnorm):
+    return _apply_inplace(_renorm, self, (self,), _renorm_args(self, p, dim, maxnorm))
+
+
+@public(inplace=_renorm_)
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """input with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled to norm ``maxnorm``
+    (RenormBackward0)."""
+    if out is not None:
+        return _write_out("renorm", lambda: renorm(input, p, dim, maxnorm), out, (input,))
+    return _apply(_renorm, (input,), _renorm_args(input, p, dim, maxnorm))
+
+
+@public(method=False)
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between x1 and x2 (broadcast) along dim, each divided by its norm (at least eps)
+    first, as torch's composite: norms, clones clamped without grad, divisions, product, sum."""
+    common = _dtype._result_type(x1, x2)
+    if common._np.kind != "f":
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_type_word(common._np)}")
+    if x1._data.dtype.kind in "biu":
+        x1 = x1.to(common)
+    if x2._data.dtype.kind in "biu":
+        x2 = x2.to(common)
+    if tuple(x1.shape) != tuple(x2.shape):
+        shape = _broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = _linalg_vector_norm(x1, 2, dim, True).clone()
+    n2 = _linalg_vector_norm(x2, 2, dim, True).clone()
+    with _grad_mode.no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+# ----- unfold (a view), apply_ / map_ (Python callables on the host), memory no-ops ------------------------------
+@op("UnfoldBackward0", save=(), attrs=("dimension", "self_sym_sizes", "size", "step"), unsigned=("dimension",))
+def _unfold(self, *, dimension, size, step):
+    if not self.ndim:
+        return self.reshape(1)
+    d = dimension % self.ndim
+    starts = jnp.arange((self.shape[d] - size) // step + 1) * step
+    windows = jnp.take(self, starts[:, None] + jnp.arange(size), axis=d)  # d -> (windows, size)
+    return jnp.moveaxis(windows, d + 1, -1)
+
+
+@_unfold.derivative
+def _(grad, self_shape, dimension, size, step):
+    if not self_shape:
+        return grad.reshape(())
+    d = dimension % len(self_shape)
+    starts = jnp.arange((self_shape[d] - size) // step + 1) * step
+    pos = (starts[:, None] + jnp.arange(size)).reshape(-1)
+    g = jnp.moveaxis(grad, -1, d + 1)
+    g = g.reshape(g.shape[:d] + (-1,) + g.shape[d + 2:])
+    return jnp.zeros(self_shape, grad.dtype).at[(slice(None),) * d + (pos,)].add(g)
+
+
+@_rule(_unfold)
+def _(sizes, strides, offset, dimension, size, step):
+    if not sizes:
+        return (size,), (1,), offset
+    d = dimension % len(sizes)
+    n = (sizes[d] - size) // step + 1
+    return (sizes[:d] + (n,) + sizes[d + 1:] + (size,), strides[:d] + (strides[d] * step,) + strides[d + 1:] +
+            (strides[d],), offset)
+
+
+@public(function=False)
+def unfold(self, dimension, size, step):
+    """A view of all windows of ``size`` elements, ``step`` apart, along ``dimension``, as a new last dim
+    (UnfoldBackward0)."""
+    d = _wrap_dim(dimension, self.ndim)
+    length = self.shape[d] if self.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _view_apply(_unfold, self, (int(dimension), int(size), int(step)))
+
+
+_PY_TYPE = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def _to_number(kind, value):
+    """A callable's result as torch unpacks it into an element of the given kind (TypeError as torch's)."""
+    if kind in "biu":
+        return int(value) if isinstance(value, float) else operator.index(value)
+    if kind == "f" and not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
+    return value
+
+
+def _host_map(self, fn, arrays, name):
+    """``fn`` run on each element (Python numbers) of the arrays; the results written into self (no version bump,
+    no autograd: torch refuses tensors that require grad)."""
+    kind = self._data.dtype.kind
+    values = [[_PY_TYPE[kind](v) for v in np.asarray(a).reshape(-1).tolist()] for a in arrays]
+    out = np.array([_to_number(kind, fn(*vs)) for vs in zip(*values)], dtype=self._data.dtype)
+    version = self._version
+    with _grad_mode.no_grad():
+        self.copy_(_wrap(jnp.asarray(out.reshape(self.shape))))
+    self._version_counter().version = version
+    return self
+
+
+@public(function=False)
+def apply_(self, callable):  # noqa: A002 - torch's name
+    """Replace each element by ``callable(element)``, on the host (CPU tensors in torch); no autograd."""
+    if self._requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
+    return _host_map(self, callable, [self._data], "apply_")
+
+
+@public(function=False)
+def map_(self, other, callable):  # noqa: A002 - torch's name
+    """Replace each element by ``callable(element, other's element)`` (other broadcast to self), on the host."""
+    tensor = other
+    if self._requires_grad or tensor._requires_grad:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
+    if tensor._data.dtype != self._data.dtype:
+        raise TypeError(f"map_: expected {_legacy_name(self)} for 'other' (got {_legacy_name(tensor)})")
+    return _host_map(self, callable, [self._data, tensor.expand(self.shape)._data], "map_")
+
+
+def _legacy_name(t):
+    return "torch." + _type_string(t._data.dtype)[6:]
+
+
+@public(function=False)
+def pin_memory(self, device=None):
+    """torch without an accelerator cannot pin memory."""
+    if device is not None:
+        _device(device)
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+@public(function=False)
+def is_pinned(self, device=None):
+    """False: no pinned memory without an accelerator."""
+    if device is not None:
+        _device(device)
+        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this argument.",
+                      DeprecationWarning, stacklevel=2)
+    return False
+
+
+@public(function=False)
+def share_memory_(self):
+    """Marks the storage shared (torch moves it to shared memory); returns self."""
+    (self._base if self._base is not None else self)._shared = True
+    return self
+
+
+@public(function=False)
+def is_shared(self):
+    """Whether share_memory_ was called on this tensor's storage."""
+    return getattr(self._base if self._base is not None else self, "_shared", False)
+

@@ -1,5 +1,5 @@
 """Reductions: sum, mean, prod, amax/amin, max/min, var/std, logsumexp, softmax family, cumsum, norm,
-argmax/argmin, all/any.
+argmax/argmin, all/any, histc, bincount.
 
 Dims reach the table as torch's caller wrote them (``(0, -1)``), so each node's ``_saved_dim`` reads as
 torch's does (a negative dim shows as ``2**64 + d``, as torch 2.13 prints it); forwards and formulas
@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap_dim, _type_string
+from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from ._registry import op, _apply
 from ._bind import public
 from . import _out
@@ -767,3 +767,77 @@ def _moments(name, entry):
 
 var_mean = _moments("var_mean", _var_mean)
 std_mean = _moments("std_mean", _std_mean)
+
+
+# ----- histc, bincount (counts; not differentiable) ------------------------------------------------------------
+@op("histc", save=(), nondiff=("self",), attrs=(), dynamic=("lo", "hi"))
+def _histc(self, *, bins, lo, hi):
+    x = self.reshape(-1)
+    pos = jnp.floor((x - lo) * bins / (hi - lo)).astype(jnp.int64)
+    keep = (x >= lo) & (x <= hi)
+    pos = jnp.where(keep, jnp.clip(pos, 0, bins - 1), bins)
+    return jnp.zeros(bins, self.dtype).at[pos].add(jnp.ones((), self.dtype), mode="drop")
+
+
+@public
+def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002 - torch's names
+    """Counts of input's values in ``bins`` equal bins over [min, max] (both 0: the values' own range); values
+    outside are left out. Not differentiable."""
+    if input._data.dtype.kind not in "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_word(input._data.dtype)}'")
+    if out is not None:
+        if out._data.dtype != input._data.dtype:
+            raise RuntimeError(f"torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+                               f"input {_cpp_word(input)} and hist {_cpp_word(out)}")
+        return _write_out("histc", lambda: histc(input, bins, min, max), out, (input,))
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        a = np.asarray(input._data)
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+    return _apply(_histc, (input,), (int(bins), lo, hi))
+
+
+def _cpp_word(t):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(
+        t._data.dtype.name, t._data.dtype.name)
+
+
+@op("torch::autograd::NotImplemented", save=(), nondiff=("values",), attrs=(), runs_first=True)
+def _bincount_weights(weights, values):
+    return values
+
+
+@_bincount_weights.derivative
+def _(grad):
+    raise RuntimeError("derivative for aten::bincount is not implemented")
+
+
+@public
+def bincount(input, weights=None, minlength=0):
+    """The number of occurrences of each value 0, 1, ... of a 1-D non-negative integer tensor (at least
+    ``minlength`` of them), or the sums of ``weights`` at them. Reads the values (the length depends on them)."""
+    if input._data.dtype.kind not in "biu":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_word(input._data.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim == 1 and not input.numel():
+        return _wrap(jnp.zeros(minlength, jnp.int64))  # (torch's long zeros, weights or not)
+    a = np.asarray(input._data)
+    if input.ndim != 1 or a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != a.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if weights is None:
+        return _wrap(jnp.asarray(np.bincount(a, minlength=minlength).astype(np.int64)))
+    w = np.asarray(weights._data)
+    dt = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
+    values = _wrap(jnp.asarray(np.bincount(a, w.astype(np.float64), minlength).astype(dt)))
+    return _apply(_bincount_weights, (weights, values), ())

@@ -1,13 +1,17 @@
 """Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, cummax, cummin,
-searchsorted, bucketize. Values are differentiable (torch's nodes: the gradient goes to the selected indices);
+searchsorted, bucketize, unique, unique_consecutive, quantile, nanquantile. Values are differentiable (torch's nodes: the gradient goes to the selected indices);
 indices are int64. NaN sorts as the largest value, as in torch."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .._tensor import Tensor, _wrap_dim
-from ._registry import op, _apply
+from .. import _dtype
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ._out import _write_out
+from ._registry import op, OpDef, _apply
 from ._bind import public
 from .creation import tensor
+from .shape import _squeeze_dim_, _transpose, _unsqueeze
 from .reduction import _return_type, _keepdim, _one_dim, _check_nonempty
 
 
@@ -327,3 +331,165 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+# ----- unique, unique_consecutive ----------------------------------------------------------------------------
+def _underivable(node, aten):
+    """A node for values computed on the host (their shape depends on the data): torch has no derivative."""
+    @op(node, save=(), nondiff=("values",), attrs=())
+    def entry(self, values):
+        return values
+
+    @entry.derivative
+    def _(grad):
+        raise NotImplementedError(f"the derivative for '{aten}' is not implemented.")
+    return entry
+
+
+_unique_nodes = {(False, False): _underivable("Unique2Backward0", "_unique2"),
+                 (False, True): _underivable("UniqueDimBackward0", "unique_dim"),
+                 (True, False): _underivable("UniqueConsecutiveBackward0", "unique_consecutive")}
+_unique_nodes[(True, True)] = _unique_nodes[(True, False)]
+
+
+def _unique(input, consecutive, return_inverse, return_counts, dim):
+    """torch's unique values (sorted, or of runs), inverse indices and counts, read and computed on the host."""
+    a = np.asarray(input._data)
+    if dim is None:
+        shape, rows = a.shape, a.reshape(-1, 1)
+    else:
+        dim = _wrap_dim(dim, input.ndim)
+        moved = np.moveaxis(a, dim, 0)
+        shape, rows = a.shape[dim:dim + 1], moved.reshape(moved.shape[0], -1)
+    n = rows.shape[0]
+    if consecutive:
+        start = np.ones(n, bool)
+        start[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        first = np.nonzero(start)[0]
+        inverse, counts, keep = np.cumsum(start) - 1, np.diff(np.append(first, n)), first
+    elif n:
+        order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(n)
+        srt = rows[order]
+        start = np.ones(n, bool)
+        start[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+        first = np.nonzero(start)[0]
+        inverse = np.empty(n, np.int64)
+        inverse[order] = np.cumsum(start) - 1
+        counts, keep = np.diff(np.append(first, n)), order[first]
+    else:
+        inverse, counts, keep = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if dim is None:
+        values = a.reshape(-1)[keep]
+    else:
+        values = np.moveaxis(np.moveaxis(a, dim, 0)[keep], 0, dim)
+    values = _apply(_unique_nodes[(consecutive, dim is not None)], (input, _wrap(jnp.asarray(values))), ())
+    out = (values,)
+    if return_inverse:
+        out += (_wrap(jnp.asarray(inverse.reshape(shape), jnp.int64)),)
+    if return_counts:
+        out += (_wrap(jnp.asarray(counts, jnp.int64)),)
+    return out[0] if len(out) == 1 else out
+
+
+@public
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002 - torch's name
+    """The distinct values of input (sorted; with ``dim``: distinct slices along dim), and optionally the index of
+    each entry's value among them and each value's count. Reads the values (Unique2Backward0, not differentiable)."""
+    return _unique(input, False, return_inverse, return_counts, dim)
+
+
+@public
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The first value of each run of equal consecutive values (slices with ``dim``), optionally with each entry's
+    run index and each run's length (UniqueConsecutiveBackward0, not differentiable)."""
+    return _unique(input, True, return_inverse, return_counts, dim)
+
+
+# ----- quantile, nanquantile (torch's quantile_impl: sort, gather, lerp_, then in-place view ops) ----------------
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+_ROUND = {"lower": jnp.floor, "higher": jnp.ceil, "nearest": jnp.round}
+# torch's in-place unsqueeze_ / transpose_ / squeeze_ on its fresh result: new tensors recorded as those nodes
+_unsqueeze_ = OpDef("UnsqueezeBackward1", _unsqueeze.forward, save=(), statics=("dim",), attrs=("dim",),
+                    unsigned=("dim",))
+_unsqueeze_.derivative(_unsqueeze.backward)
+_transpose_ = OpDef("TransposeBackward1", _transpose.forward, save=(), statics=("dim0", "dim1"),
+                    attrs=("dim0", "dim1"), unsigned=("dim0", "dim1"))
+_transpose_.derivative(_transpose.backward)
+
+
+def _in_place(entry, t, statics):
+    """``entry`` applied as torch's in-place view op on a fresh tensor: its node, the version bumped."""
+    out = _apply(entry, (t,), statics)
+    out._version_counter().version = t._version + 1
+    return out
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, out):
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        q = tensor(q, dtype=input.dtype)
+    if interpolation not in _QUANTILE_MODES:
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if not input.numel():
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q.dtype != input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if out is not None:
+        if out.dtype != input.dtype:
+            raise RuntimeError("quantile() out tensor must be same dtype as the input tensor")
+        return _write_out("quantile", lambda: _quantile(input, q, dim, keepdim, interpolation, ignore_nan, None),
+                          out, (input, q))
+    qa = q._data
+    if not isinstance(qa, jax.core.Tracer) and not bool(jnp.all((qa >= 0) & (qa <= 1))):  # (a host read, as torch)
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    shape = list(input.shape)
+    if dim is None:
+        out_shape = [1] * input.ndim if keepdim else []
+        srt = input.flatten().sort().values
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        out_shape = shape[:d] + ([1] if keepdim else []) + shape[d + 1:] if shape else []
+        srt = (input.sort().values if d == input.ndim - 1 else
+               input.unsqueeze(-1).transpose(d, -1).sort().values)
+    out_shape = list(q.shape) + out_shape if q.ndim else [1] + out_shape
+    in_shape = out_shape[1:] + [0]
+    in_shape[-1] = srt.shape[-1]
+    srt = srt.view(in_shape)
+    s = srt._data
+    if ignore_nan:
+        ranks = qa * (jnp.sum(~jnp.isnan(s), -1, keepdims=True) - 1)
+        ranks = jnp.where(ranks < 0, 0, ranks)
+    else:
+        last = s.shape[-1] - 1
+        r, nan = jnp.broadcast_arrays(qa * last, jnp.isnan(s).any(-1, keepdims=True))
+        ranks = jnp.where(nan, jnp.asarray(last, r.dtype), r)
+    if interpolation in _ROUND:
+        ranks = _ROUND[interpolation](ranks)
+    below = ranks.astype(jnp.int64)
+    result = srt.gather(-1, _wrap(below))
+    if interpolation in ("linear", "midpoint"):
+        weights = jnp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        result.lerp_(srt.gather(-1, _wrap(jnp.ceil(ranks).astype(jnp.int64))), _wrap(weights))
+    if not q.ndim:
+        return _in_place(_squeeze_dim_, result, (-1,))
+    result = _in_place(_transpose_, _in_place(_unsqueeze_, result, (0,)), (0, -1))
+    return _in_place(_squeeze_dim_, result, (-1,))
+
+
+@public
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (a number or a 1-D tensor, in [0, 1]) of input's values (along dim), interpolated
+    between the two nearest sorted values as ``interpolation`` says; NaN where a NaN is among them."""
+    return _quantile(input, q, dim, keepdim, interpolation, False, out)
+
+
+@public
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """quantile, ignoring NaN values (NaN only where all are)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True, out)
