@@ -385,6 +385,75 @@ _FUNCTIONS = {
         " Tensor input, bool unbiased=True",
 
     # (linalg)
+    "det logdet": "Tensor input",
+    "inverse": "Tensor input, *, Tensor out=None",
+    "slogdet": "Tensor input, *, TensorList[2] out=None",
+    "cdist": "Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None",
+    "chain_matmul": "TensorList matrices, *, Tensor out=None",
+    "addbmm":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor batch1, Tensor batch2, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor batch1, Tensor batch2, *, Tensor out=None |"
+        " Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
+    "addmv":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor mat, Tensor vec, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor mat, Tensor vec, *, Tensor out=None |"
+        " Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
+    "addr":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor vec1, Tensor vec2, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out=None |"
+        " Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
+    # torch.linalg's functions, by their parser names
+    "linalg_cholesky": "Tensor input, *, bool upper=False, Tensor out=None",
+    "linalg_cholesky_ex": "Tensor input, *, bool upper=False, bool check_errors=False, TensorList[2] out=None",
+    "linalg_cross": "Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None",
+    "linalg_det linalg_inv": "Tensor A, *, Tensor out=None",
+    "linalg_eig": "Tensor input, *, TensorList[2] out=None",
+    "linalg_eigh": "Tensor input, str UPLO=\"L\", *, TensorList[2] out=None",
+    "linalg_eigvals": "Tensor input, *, Tensor out=None",
+    "linalg_eigvalsh": "Tensor input, str UPLO=\"L\", *, Tensor out=None",
+    "linalg_householder_product": "Tensor input, Tensor tau, *, Tensor out=None",
+    "linalg_inv_ex": "Tensor A, *, bool check_errors=False, TensorList[2] out=None",
+    "linalg_lstsq": "Tensor input, Tensor b, double? rcond=None, *, str? driver=None, TensorList[4] out=None",
+    "linalg_lu": "Tensor A, *, bool pivot=True, TensorList[3] out=None",
+    "linalg_lu_factor": "Tensor A, *, bool pivot=True, TensorList[2] out=None",
+    "linalg_lu_factor_ex": "Tensor A, *, bool pivot=True, bool check_errors=False, TensorList[3] out=None",
+    "linalg_lu_solve": "Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor out=None",
+    "linalg_matrix_exp": "Tensor input",
+    "linalg_matrix_norm":
+        "Tensor input, Scalar ord, IntArrayRef dim={-2,-1}, bool keepdim=False, *, ScalarType? dtype=None,"
+        " Tensor out=None | Tensor input, str ord=\"fro\", IntArrayRef dim={-2,-1}, bool keepdim=False, *,"
+        " ScalarType? dtype=None, Tensor out=None",
+    "linalg_matrix_power": "Tensor input, int64_t n, *, Tensor out=None",
+    "linalg_matrix_rank":
+        "Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, *, double? atol=None, double? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, Tensor tol, bool hermitian=False, *, Tensor out=None |"
+        " Tensor input, double tol, bool hermitian=False, *, Tensor out=None",
+    "linalg_multi_dot": "TensorList tensors, *, Tensor out=None",
+    "linalg_norm":
+        "Tensor input, Scalar? ord=None, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
+        " Tensor out=None | Tensor input, str ord, IntArrayRef[1]? dim=None, bool keepdim=False, *,"
+        " ScalarType? dtype=None, Tensor out=None",
+    "linalg_pinv":
+        "Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, *, double? atol=None, double? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, Tensor rcond, bool hermitian=False, *, Tensor out=None |"
+        " Tensor input, double rcond, bool hermitian=False, *, Tensor out=None",
+    "linalg_qr": "Tensor A, str mode=\"reduced\", *, TensorList[2] out=None",
+    "linalg_slogdet": "Tensor A, *, TensorList[2] out=None",
+    "linalg_solve": "Tensor A, Tensor B, *, bool left=True, Tensor out=None",
+    "linalg_solve_ex": "Tensor A, Tensor B, *, bool left=True, bool check_errors=False, TensorList[2] out=None",
+    "linalg_solve_triangular":
+        "Tensor input, Tensor B, *, bool upper, bool left=True, bool unitriangular=False, Tensor out=None",
+    "linalg_svd": "Tensor A, bool full_matrices=True, *, str? driver=None, TensorList[3] out=None",
+    "linalg_svdvals": "Tensor A, *, str? driver=None, Tensor out=None",
+    "linalg_tensorinv": "Tensor input, int64_t ind=2, *, Tensor out=None",
+    "linalg_tensorsolve": "Tensor input, Tensor other, IntArrayRef? dims=None, *, Tensor out=None",
+    "linalg_vander": "Tensor x, *, SymInt? N=None",
+    "linalg_vecdot": "Tensor x, Tensor y, *, int64_t dim=-1, Tensor out=None",
+    "linalg_vector_norm":
+        "Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
+        " Tensor out=None",
 
     # (special)
 
@@ -539,7 +608,8 @@ def _variadic(name):
 
 
 _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleast_2d", "atleast_3d",
-                                                            "broadcast_tensors", "meshgrid", "cartesian_prod")},
+                                                            "broadcast_tensors", "meshgrid", "cartesian_prod",
+                                                            "chain_matmul")},
                      ("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
                      ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
 
