@@ -51,7 +51,7 @@ def inv(A, *, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     """(inverse, info): info is LAPACK's (nonzero for a singular matrix), checked only with ``check_errors``."""
-    return _out(_m._inv_ex_impl(A, check_errors), out)
+    return _out(_m._inv_ex_impl(A, check_errors, "linalg.inv_ex"), out)
 
 
 def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):

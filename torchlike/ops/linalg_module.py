@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _grad_mode as _gm
 from .._tensor import Tensor, _type_string, _wrap_dim
-from ._registry import op, _apply, _apply_inplace
+from ._registry import op, _apply, _apply_inplace, _OpNode
 from ._bind import public
 from .pointwise import where
 from .linalg import mm, _check_expand, _word, _x, _not_for_bool, _conj_t
@@ -159,10 +159,10 @@ def _slogdet_impl(A, name="linalg.slogdet", rtype="linalg_slogdet"):
 
 
 def _inv_ex_impl(A, check_errors=False, name="linalg.inv"):
-    _check(A, name)
+    _check(A, "linalg.inv")
     inverse, info = _apply(_inv_ex, (A,), ())
     if check_errors:
-        _raise_info(info, "linalg.inv: {where}The diagonal element {k} is zero, the inversion could not be "
+        _raise_info(info, name + ": {where}The diagonal element {k} is zero, the inversion could not be "
                           "completed because the input matrix is singular.")
     return _RT["linalg_inv_ex"](inverse, info)
 
@@ -390,7 +390,16 @@ def _solve_triangular(self, B, *, upper, left, unitriangular):
 
 
 # ----- cdist, addbmm, addmv, addr ---------------------------------------------------------------------------------
-@op("CdistBackward0", save=("x1", "x2", "result"), attrs=("p",))
+def _cdist_apply(node, grads, mask):
+    """Under create_graph, torch's gradients of cdist come from one CdistBackwardBackward0 node, which has no
+    derivative."""
+    if not _gm._state.grad_enabled:
+        return _OpNode._apply(node, grads, mask)
+    g1, g2 = _apply(_cdist_backward, (grads[0], node._saved_x1, node._saved_x2, node._saved_result), node._statics)
+    return [g1 if mask[0] else None, g2 if mask[1] else None]
+
+
+@op("CdistBackward0", save=("x1", "x2", "result"), attrs=("p",), node_apply=_cdist_apply)
 def _cdist(x1, x2, *, p):
     d = jnp.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 0:
@@ -422,6 +431,16 @@ def _(grad, x1, x2, result, p):  # torch's _cdist_backward: no gradient through 
         if p < 2:
             t = jnp.where(diff == 0, 0, t)
     return jnp.sum(t, -2), -jnp.sum(t, -3)
+
+
+@op("CdistBackwardBackward0", save=(), outputs=("x1", "x2"))
+def _cdist_backward(grad, x1, x2, result, *, p):
+    return _cdist.backward(grad, x1, x2, result, p)
+
+
+@_cdist_backward.derivative
+def _(grads):
+    raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
 
 
 def _scaled(x, s):
