@@ -531,6 +531,18 @@ _METHODS = {
     "where": "Tensor condition, Tensor other | Tensor condition, Scalar other",
 
     # (linalg)
+    "addbmm addbmm_":
+        "hidden Scalar beta, Scalar alpha, Tensor batch1, Tensor batch2 |"
+        " hidden Scalar beta, Tensor batch1, Tensor batch2 |"
+        " Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
+    "addmv addmv_":
+        "hidden Scalar beta, Scalar alpha, Tensor mat, Tensor vec |"
+        " hidden Scalar beta, Tensor mat, Tensor vec |"
+        " Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1",
+    "addr addr_":
+        "hidden Scalar beta, Scalar alpha, Tensor vec1, Tensor vec2 |"
+        " hidden Scalar beta, Tensor vec1, Tensor vec2 |"
+        " Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1",
 
     # (special)
 
@@ -551,6 +563,8 @@ _INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atl
               "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
           "split_with_sizes": "Tensor input, SymIntArrayRef split_sizes, int64_t dim=0",
           "einsum": "str equation, TensorList tensors, *, IntArrayRef? path=None",
+          "chain_matmul": "TensorList matrices, *, Tensor out=None",
+          "cdist": "Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None",
           "linalg_vector_norm":
               "Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
               " Tensor out=None",
@@ -588,6 +602,14 @@ def _norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noq
         keywords, None
 
 
+def _cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    return "cdist", (x1, x2, p, None), {}, None
+
+
+def _chain_matmul(*matrices, out=None):
+    return "chain_matmul", (matrices,), {} if out is None else {"out": out}, None
+
+
 def _unflatten(self, dim, sizes):
     if sizes is None or isinstance(sizes, (tuple, list)) and not sizes:
         return RuntimeError("unflatten: sizes must be non-empty")
@@ -608,10 +630,10 @@ def _variadic(name):
 
 
 _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleast_2d", "atleast_3d",
-                                                            "broadcast_tensors", "meshgrid", "cartesian_prod",
-                                                            "chain_matmul")},
+                                                            "broadcast_tensors", "meshgrid", "cartesian_prod")},
                      ("split", False): _split, ("split", True): _split, ("einsum", False): _einsum,
-                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten}
+                     ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten,
+                     ("cdist", False): _cdist, ("chain_matmul", False): _chain_matmul}
 
 # torch lets Python numbers bind to these functions' Tensor parameters
 _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",

@@ -603,8 +603,12 @@ def inverse(input, *, out=None):
 
 
 @public(method=False)
-def cdist(x1, x2, p=2.0, compute_mode=None):
-    """Pairwise p-norm distances between the rows of x1 and x2 (CdistBackward0)."""
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Pairwise p-norm distances between the rows of x1 and x2 (CdistBackward0; computed directly in every
+    compute_mode)."""
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x2.ndim < 2:
@@ -712,6 +716,8 @@ def _matrix_power(A, n):
 
 
 def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     _check(A, "linalg.matrix_norm", square=False)
     if dtype is not None:
         A = A.to(dtype)
@@ -736,7 +742,6 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
             d1 -= 1
         r = _linalg_vector_norm(A, 1, d0, keepdim)
         return r.amax(d1, keepdim) if ord > 0 else r.amin(d1, keepdim)
-    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def _svdvals(A):
