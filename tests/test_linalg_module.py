@@ -112,6 +112,8 @@ CASES = {
     "matrix_norm_-2": (lambda m, x: L(m).matrix_norm(x, -2, dim=(-1, -2)), [M2], "AminBackward0"),
     "torch_norm_nuc": (lambda m, x: m.norm(x, "nuc", dim=(1, 2)) + x.norm("fro", dim=(0, 1)).sum(), [M2],
                        "AddBackward0"),
+    "cond": (lambda m, x: L(m).cond(x) + L(m).cond(x, -2), [M2], "AddBackward0"),
+    "matmul_diagonal": (lambda m, x, y: L(m).diagonal(L(m).matmul(x, y), offset=1), [M2, M], "DiagonalBackward0"),
     "cdist": (lambda m, x, y: m.cdist(x, y), [R, M], "CdistBackward0"),
     "cdist_p1": (lambda m, x, y: m.cdist(x, y, p=1), [R, M], "CdistBackward0"),
     "cdist_p3_batched": (lambda m, x, y: m.cdist(x, y, p=3), [M2, R[None]], "CdistBackward0"),
@@ -204,6 +206,7 @@ def test_float32_and_structure():
     assert_same(tl.linalg.qr(a, mode="r"), torch.linalg.qr(b, mode="r"), atol=1e-5)
     assert_same(tl.linalg.matrix_rank(tl.tensor(SINGULAR)), torch.linalg.matrix_rank(torch.tensor(SINGULAR)))
     assert_same(tl.linalg.matrix_rank(a, hermitian=True), torch.linalg.matrix_rank(b, hermitian=True))
+    assert_same(tl.linalg.cond(a, "fro"), torch.linalg.cond(b, "fro"), rtol=1e-5)
     assert_same(tl.linalg.lstsq(tl.tensor(R), tl.tensor(B[:1].T.repeat(4, 0)[:4])),
                 torch.linalg.lstsq(torch.tensor(R), torch.tensor(B[:1].T.repeat(4, 0)[:4])))
 

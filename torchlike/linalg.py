@@ -5,6 +5,7 @@ from .ops import linalg_module as _m
 from .ops._bind import _guard
 from .ops.reduction import _linalg_vector_norm
 from .ops.other import _cross
+from .ops.linalg import matmul as _matmul
 from ._internal import apply as _apply
 from ._tensor import Tensor as _Tensor
 
@@ -14,7 +15,7 @@ __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "det", "slogdet"
            "solve_ex", "lstsq", "cholesky", "cholesky_ex", "qr", "eig", "eigvals", "eigh", "eigvalsh", "svd",
            "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "cross", "multi_dot", "householder_product", "lu",
            "lu_factor", "lu_factor_ex", "lu_solve", "solve_triangular", "tensorinv", "tensorsolve", "vander",
-           "vecdot"]
+           "vecdot", "matmul", "diagonal", "cond"]
 _out = _m._out
 _RT = _m._RT
 
@@ -288,6 +289,24 @@ def vander(x, *, N=None):
 def vecdot(x, y, *, dim=-1, out=None):
     """The dot product of vectors along ``dim``, the first conjugated (SumBackward1)."""
     return _out(_m._vecdot(x, y, dim), out)
+
+
+def matmul(input, other, *, out=None):
+    """torch.matmul."""
+    return _out(_matmul(input, other), out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of the matrices (a view): torch.diagonal over the last two dims."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def cond(input, p=None, *, out=None):
+    """The condition number in the ``p`` matrix norm (None, 2, -2: ratios of singular values)."""
+    if p in (None, 2, -2):
+        s = svdvals(input)
+        return _out(s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0], out)
+    return _out(matrix_norm(input, p) * matrix_norm(inv(input), p), out)
 
 
 for _name in __all__[1:]:

@@ -405,7 +405,10 @@ _FUNCTIONS = {
     # torch.linalg's functions, by their parser names
     "linalg_cholesky": "Tensor input, *, bool upper=False, Tensor out=None",
     "linalg_cholesky_ex": "Tensor input, *, bool upper=False, bool check_errors=False, TensorList[2] out=None",
+    "linalg_cond": "Tensor input, Scalar? p=None, *, Tensor out=None | Tensor input, str p, *, Tensor out=None",
     "linalg_cross": "Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None",
+    "linalg_diagonal": "Tensor A, *, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1",
+    "linalg_matmul": "Tensor input, Tensor other, *, Tensor out=None",
     "linalg_det linalg_inv": "Tensor A, *, Tensor out=None",
     "linalg_eig": "Tensor input, *, TensorList[2] out=None",
     "linalg_eigh": "Tensor input, str UPLO=\"L\", *, TensorList[2] out=None",
