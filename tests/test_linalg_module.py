@@ -276,6 +276,19 @@ def test_errors_as_torch(name):
     assert ours == theirs
 
 
+def test_out_arguments():
+    for m in (tl, torch):
+        o = m.empty(3, 3, dtype=m.float64)
+        assert m.linalg.inv(m.tensor(M), out=o) is o
+        s, ld = m.empty(0, dtype=m.float64), m.empty(0, dtype=m.float64)
+        r = m.linalg.slogdet(m.tensor(M), out=(s, ld))
+        assert r.sign is s and type(r).__name__ == "linalg_slogdet"
+    assert_same(o, torch.linalg.inv(torch.tensor(M)))
+    outcomes = [_outcome(lambda m: m.linalg.inv(m.tensor(M, requires_grad=True), out=m.empty(3, 3, dtype=m.float64)),
+                         lib) for lib in (tl, torch)]
+    assert outcomes[0] == outcomes[1]
+
+
 def test_linalg_error_class():
     assert issubclass(tl.linalg.LinAlgError, RuntimeError) and tl.linalg.LinAlgError is tl._C._LinAlgError
     with pytest.raises(tl.linalg.LinAlgError):

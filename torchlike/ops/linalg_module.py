@@ -9,6 +9,7 @@ only where torch checks too; the ``*_ex`` variants return ``info`` and never rea
 """
 import collections
 import math
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +19,7 @@ from .. import _grad_mode as _gm
 from .._tensor import Tensor, _type_string, _wrap_dim
 from ._registry import op, _apply, _apply_inplace, _OpNode
 from ._bind import public
+from ._out import _write_out
 from .pointwise import where
 from .linalg import mm, _check_expand, _word, _x, _not_for_bool, _conj_t
 
@@ -198,13 +200,25 @@ def _cholesky_info(A):
     return find
 
 
-@op("LinalgCholeskyExBackward0", save=("A",), outputs=("L", "info"))
+@op("LinalgCholeskyExBackward0", save=("L",), outputs=("L", "info"), attrs=("upper",))
 def _cholesky_ex(A, *, upper):
     L = jax.lax.linalg.cholesky(A)
     failed = jnp.isnan(L).any()
     S = jnp.real(A)
     info = jax.lax.cond(failed, _cholesky_info(A), lambda S: jnp.zeros(S.shape[:-2], jnp.int32), S)
     return (_conj_t(L) if upper else L), info
+
+
+@_cholesky_ex.derivative
+def _(grads, L, upper):  # torch's cholesky_backward (Murray 2016)
+    gL = grads[0]
+    if upper:
+        L, gL = _conj_t(L), _conj_t(gL)
+    gA = jnp.tril(_conj_t(L) @ gL)
+    gA = 0.5 * (gA + _conj_t(jnp.tril(gA, -1)))
+    tri = jax.lax.linalg.triangular_solve
+    gA = tri(L, gA, left_side=True, lower=True, transpose_a=True, conjugate_a=True)  # L^-H gA
+    return (tri(L, gA, left_side=False, lower=True),)  # ... L^-1
 
 
 def _cholesky_ex_impl(A, upper=False, check_errors=False):
@@ -564,14 +578,22 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def _out(result, out):
-    """torch's ``out=``: the result copied into ``out`` (tensors matched one by one for a tuple)."""
+    """torch's ``out=``: the result written into ``out`` (one tensor per result of a tuple), with torch's checks
+    (``_write_out``), named after the calling function (linalg_<name> for torch.linalg's)."""
     if out is None:
         return result
+    caller = sys._getframe(1)
+    name = ("linalg_" if caller.f_globals["__name__"] == "torchlike.linalg" else "") + caller.f_code.co_name
     if isinstance(result, tuple):
-        for o, r in zip(out, result):
-            o.copy_(r) if o.shape == r.shape else o.resize_(r.shape).copy_(r)
-        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
-    return out.copy_(result)
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors")
+        written = [_write_out(name, lambda r=r: r, o, (r,), "found") for o, r in zip(out, result)]
+        if not hasattr(result, "_fields"):
+            return tuple(written)
+        kind = type(result).__name__ + "_out"  # torch's out= variants return e.g. return_types.linalg_slogdet_out
+        cls = _RT.get(kind) or _RT.setdefault(kind, _rtype(kind, result._fields))
+        return cls(*written)
+    return _write_out(name, lambda: result, out, (result,), "found")
 
 
 # ----- the torch-level functions --------------------------------------------------------------------------------
