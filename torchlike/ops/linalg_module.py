@@ -577,6 +577,14 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _out(_apply(_addbmm, (input, batch1, batch2), (beta, alpha)), out)
 
 
+_OUT_NAMES = {  # the kernel torch's out= refusal names, where it is not the function's own
+    "linalg_inv": "linalg_inv_ex", "inverse": "linalg_inv_ex", "linalg_solve": "_linalg_solve_ex",
+    "linalg_solve_ex": "_linalg_solve_ex", "linalg_cholesky": "linalg_cholesky_ex",
+    "linalg_lu_factor": "linalg_lu_factor_ex", "linalg_det": "_linalg_det", "linalg_slogdet": "_linalg_slogdet",
+    "slogdet": "_linalg_slogdet", "linalg_svd": "_linalg_svd", "linalg_svdvals": "_linalg_svd",
+    "linalg_eigh": "_linalg_eigh", "linalg_eigvalsh": "_linalg_eigh", "linalg_matrix_power": "matmul"}
+
+
 def _out(result, out):
     """torch's ``out=``: the result written into ``out`` (one tensor per result of a tuple), with torch's checks
     (``_write_out``), named after the calling function (linalg_<name> for torch.linalg's)."""
@@ -584,6 +592,7 @@ def _out(result, out):
         return result
     caller = sys._getframe(1)
     name = ("linalg_" if caller.f_globals["__name__"] == "torchlike.linalg" else "") + caller.f_code.co_name
+    name = _OUT_NAMES.get(name, name)
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors")
