@@ -221,6 +221,12 @@ def _outcome(fn, lib):
     return "ok", [np.asarray(t.numpy()) for t in (r if isinstance(r, tuple) else (r,))][-1].tolist()
 
 
+def _qr_backward(m, mode, a):
+    x = m.tensor(a, requires_grad=True)
+    q, r = m.linalg.qr(x, mode=mode)
+    return m.autograd.grad(r.sum() + (q.sum() if q.numel() else 0), x)
+
+
 ERRORS = {
     "inv_singular": lambda m: m.linalg.inv(m.tensor(SINGULAR)),
     "inv_singular_batch": lambda m: m.linalg.inv(m.tensor(np.stack([np.eye(3), SINGULAR]))),
@@ -261,6 +267,8 @@ ERRORS = {
     "tensorinv_ind": lambda m: m.linalg.tensorinv(m.tensor(M), 0),
     "solve_triangular_int": lambda m: m.linalg.solve_triangular(m.ones(3, 3, dtype=m.int64), m.ones(3, 1),
                                                                 upper=True),
+    "qr_r_backward": lambda m: _qr_backward(m, "r", M),
+    "qr_complete_backward": lambda m: _qr_backward(m, "complete", R),
     "det_arg_type": lambda m: m.linalg.det("a"),
     "solve_keyword": lambda m: m.linalg.solve(m.tensor(M), m.tensor(B), foo=1),
     "addmv_sizes": lambda m: m.addmv(m.tensor(V), m.tensor(R), m.tensor(V)),

@@ -123,7 +123,7 @@ def _(grads, inverse):
     return (-(h @ grads[0] @ h),)
 
 
-@op("LinalgSolveExBackward0", save=("A", "result"), outputs=("result", "info"))
+@op("LinalgSolveExBackward0", save=("A", "result"), outputs=("result", "info"), attrs=("left",))
 def _solve_ex(A, B, *, left, vector):
     if not left:
         A = jnp.swapaxes(A, -1, -2)
@@ -230,11 +230,22 @@ def _cholesky_ex_impl(A, upper=False, check_errors=False):
     return _RT["linalg_cholesky_ex"](L, info)
 
 
-@op("LinalgQrBackward0", save=("A",), outputs=("Q", "R"))
+@op("LinalgQrBackward0", save=("A",), outputs=("Q", "R"), attrs=("mode",))
 def _qr(A, *, mode):
     if mode == "r":
         return jnp.zeros((0,), A.dtype), jnp.linalg.qr(A, mode="r")
     return tuple(jnp.linalg.qr(A, mode=mode))
+
+
+@_qr.derivative
+def _(grads, A, mode):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if mode == "complete" and A.shape[-2] > A.shape[-1]:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    _, vjp = jax.vjp(lambda a: tuple(jnp.linalg.qr(a, mode=mode)), A)
+    return (jnp.conj(vjp(tuple(jnp.conj(g) for g in grads))[0]),)
 
 
 @op("LinalgEighBackward0", save=("eigenvalues", "eigenvectors"), outputs=("eigenvalues", "eigenvectors"))
@@ -275,7 +286,7 @@ def _(grads, eigenvalues, eigenvectors):  # torch's linalg_eig_backward
     return jnp.linalg.solve(Vh, gA @ Vh)  # V^-H gA V^H
 
 
-@op("LinalgSvdBackward0", save=("A",), outputs=("U", "S", "Vh"))
+@op("LinalgSvdBackward0", save=("A",), outputs=("U", "S", "Vh"), attrs=("full_matrices",))
 def _svd(A, *, full_matrices):
     u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
     return u, s, vh
@@ -385,7 +396,7 @@ def _lu(A):
     return _unpack_lu(lu, perm, *A.shape[-2:])
 
 
-@op("LinalgLuSolveBackward0", save=("LU", "pivots", "B"), nondiff=("pivots",))
+@op("LinalgLuSolveBackward0", save=("LU", "pivots", "B"), nondiff=("pivots",), attrs=("left", "adjoint"))
 def _lu_solve_op(LU, pivots, B, *, left, adjoint):
     perm = jax.lax.linalg.lu_pivots_to_permutation(pivots - 1, LU.shape[-1])
     if left:
@@ -393,7 +404,7 @@ def _lu_solve_op(LU, pivots, B, *, left, adjoint):
     return _conj_t(_lu_solve(LU, perm, _conj_t(B), not adjoint))  # X A = B: A^H X^H = B^H
 
 
-@op("LinalgSolveTriangularBackward0", save=("self", "B"))
+@op("LinalgSolveTriangularBackward0", save=("self", "B"), attrs=("left", "upper", "unitriangular"))
 def _solve_triangular(self, B, *, upper, left, unitriangular):
     A, B = _bcast(self, B)
     mask = jnp.triu(jnp.ones(A.shape[-2:], bool)) if upper else jnp.tril(jnp.ones(A.shape[-2:], bool))
