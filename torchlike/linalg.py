@@ -210,7 +210,7 @@ def householder_product(input, tau, *, out=None):
     """The first n columns of the product of the Householder reflectors (input, tau)
     (LinalgHouseholderProductBackward0)."""
     if input.ndim < 2:
-        raise RuntimeError(f"torch.linalg.householder_product: input must have at least 2 dimensions.")
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
     m, n = input.shape[-2:]
     if m < n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "

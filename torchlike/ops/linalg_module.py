@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _grad_mode as _gm
-from .._tensor import Tensor, _type_string, _wrap_dim
+from .._tensor import _type_string, _wrap_dim
 from ._registry import op, _apply, _apply_inplace, _OpNode
 from ._bind import public
 from ._out import _write_out
