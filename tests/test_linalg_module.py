@@ -310,3 +310,37 @@ def test_ex_variants_do_not_check():
     assert int(r.info) == 2
     r = tl.linalg.solve_ex(tl.tensor(SINGULAR), tl.tensor(V))
     assert int(r.info) == 3 and tuple(r.info.shape) == ()
+
+
+def test_forward_ad():
+    """Tangents through the table entries (jax.jvp of their forwards) equal torch's."""
+    results = []
+    for m in (tl, torch):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor(M), m.tensor(SYM))
+            outs = [m.linalg.det(x), m.linalg.inv(x), m.linalg.svdvals(x), m.linalg.solve(x, x[:, :1]),
+                    m.addmv(x[0], x, x[1]), m.linalg.eigvalsh(x + x.mT), m.linalg.matrix_exp(x)]
+            results.append([fw.unpack_dual(o).tangent for o in outs])
+    assert_same(results[0], results[1], **TOL)
+
+
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c[2] and c[2].startswith(("Linalg", "Cdist"))])
+def test_saved_attributes_are_torchs(name):
+    """The nodes show torch's _saved_* names (hidden outputs such as LU and pivots are recomputed when read), and
+    the values torch saves as tensors equal torch's."""
+    fn, arrays, _ = CASES[name]
+    nodes = []
+    for m in (tl, torch):
+        out = fn(m, *[m.tensor(a, requires_grad=True) for a in arrays])
+        nodes.append((out[0] if isinstance(out, tuple) else out).grad_fn)
+    names = [sorted(a for a in dir(n) if a.startswith("_saved_")) for n in nodes]
+    assert names[0] == names[1]
+    if name == "det_singular":  # (an exactly singular matrix: the LAPACK's last pivots are rounding)
+        return
+    for a in names[1]:
+        ours, theirs = getattr(nodes[0], a), getattr(nodes[1], a)
+        if isinstance(theirs, torch.Tensor) and a not in ("_saved_U", "_saved_Vh", "_saved_eigenvectors"):
+            assert_same(ours, theirs, **TOL)
+        elif not isinstance(theirs, torch.Tensor):
+            assert ours == theirs, a

@@ -195,9 +195,7 @@ def cross(input, other, *, dim=-1, out=None):
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
-    shape = tuple(_m.jnp.broadcast_shapes(tuple(input.shape), tuple(other.shape)))
-    input = input if tuple(input.shape) == shape else input.expand(shape)
-    other = other if tuple(other.shape) == shape else other.expand(shape)
+    _m._broadcast_batch(tuple(input.shape), tuple(other.shape))  # torch's error for shapes that do not broadcast
     return _out(_apply(_cross, (input, other), (int(dim),)), out)
 
 

@@ -16,12 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _grad_mode as _gm
-from .._tensor import _type_string, _wrap_dim
+from .._tensor import _type_string, _wrap, _wrap_dim
 from ._registry import op, _apply, _apply_inplace, _OpNode
 from ._bind import public
 from ._out import _write_out
 from .pointwise import where
-from .linalg import mm, _check_expand, _word, _x, _not_for_bool, _conj_t
+from .linalg import mm, _broadcast_batch, _check_expand, _word, _x, _not_for_bool, _conj_t
 
 
 class LinAlgError(RuntimeError):
@@ -100,13 +100,30 @@ def _lu_solve(lu, perm, B, adjoint=False):
         jnp.take_along_axis(x, jnp.argsort(perm, -1)[..., None], axis=-2)
 
 
+def _recomputed(fn, *names):
+    """torch's ``_saved_<x>`` for a value the table does not save: ``fn(*saved arrays, *node statics)``, recomputed
+    when the attribute is read (inspection only)."""
+    return lambda node, saved: _wrap(fn(*[saved[n]._data for n in names], *node._statics))
+
+
+def _lu_saved(k, transposed=False):
+    """torch's saved LU (k=0) or pivots (k=1) of A (of A^T for det and slogdet, which factor A's column-major
+    memory)."""
+    def fn(A, *statics):
+        lu, piv, _ = jax.lax.linalg.lu(jnp.swapaxes(A, -1, -2) if transposed else A)
+        return (lu, piv + 1)[k]
+    return _recomputed(fn, "A")
+
+
 # ----- det, slogdet, inv, solve -----------------------------------------------------------------------------------
-@op("LinalgDetBackward0", save=("A",))
+@op("LinalgDetBackward0", save=("A",), saved={"LU": _lu_saved(0, True), "pivots": _lu_saved(1, True),
+                                              "result": _recomputed(jnp.linalg.det, "A")})
 def _det(A):
     return jnp.linalg.det(A)
 
 
-@op("LinalgSlogdetBackward0", save=("A",), outputs=("sign", "logabsdet"))
+@op("LinalgSlogdetBackward0", save=("A",), outputs=("sign", "logabsdet"), saved={
+    "LU": _lu_saved(0, True), "pivots": _lu_saved(1, True), "sign": _recomputed(lambda A: jnp.linalg.slogdet(A)[0], "A")})
 def _slogdet(A):
     return tuple(jnp.linalg.slogdet(A))
 
@@ -123,7 +140,8 @@ def _(grads, inverse):
     return (-(h @ grads[0] @ h),)
 
 
-@op("LinalgSolveExBackward0", save=("A", "result"), outputs=("result", "info"), attrs=("left",))
+@op("LinalgSolveExBackward0", save=("A", "result"), outputs=("result", "info"), attrs=("left",),
+    saved={"LU": _lu_saved(0), "pivots": _lu_saved(1)})
 def _solve_ex(A, B, *, left, vector):
     if not left:
         A = jnp.swapaxes(A, -1, -2)
@@ -230,7 +248,9 @@ def _cholesky_ex_impl(A, upper=False, check_errors=False):
     return _RT["linalg_cholesky_ex"](L, info)
 
 
-@op("LinalgQrBackward0", save=("A",), outputs=("Q", "R"), attrs=("mode",))
+@op("LinalgQrBackward0", save=("A",), outputs=("Q", "R"), attrs=("mode",), saved={
+    "A": None, "Q": _recomputed(lambda A, mode: _qr.forward(A, mode=mode)[0], "A"),
+    "R": _recomputed(lambda A, mode: _qr.forward(A, mode=mode)[1], "A")})
 def _qr(A, *, mode):
     if mode == "r":
         return jnp.zeros((0,), A.dtype), jnp.linalg.qr(A, mode="r")
@@ -286,7 +306,9 @@ def _(grads, eigenvalues, eigenvectors):  # torch's linalg_eig_backward
     return jnp.linalg.solve(Vh, gA @ Vh)  # V^-H gA V^H
 
 
-@op("LinalgSvdBackward0", save=("A",), outputs=("U", "S", "Vh"), attrs=("full_matrices",))
+@op("LinalgSvdBackward0", save=("A",), outputs=("U", "S", "Vh"), attrs=("full_matrices",), saved={
+    "A": None, **{n: _recomputed(lambda A, full, k=k: _svd.forward(A, full_matrices=full)[k], "A")
+                  for k, n in enumerate(("U", "S", "Vh"))}, "S_sym_argsize_minus_1": lambda node, saved: min(saved["A"].shape[-2:])})
 def _svd(A, *, full_matrices):
     u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
     return u, s, vh
@@ -352,7 +374,8 @@ def _pinv_impl(input, atol=None, rtol=None, hermitian=False, rcond=None):
     return _apply(_pinv, (input,), (_tol(atol), _tol(rtol), bool(hermitian)))
 
 
-@op("LinalgLstsqBackward0", save=("self", "b"), outputs=("solution", "residuals"))
+@op("LinalgLstsqBackward0", save=("self", "b"), outputs=("solution", "residuals"),
+    saved={"solution": _recomputed(lambda A, b, vector: _lstsq.forward(A, b, vector=vector)[0], "self", "b")})
 def _lstsq(self, b, *, vector):
     A, B = _bcast(self, b[..., None] if vector else b)
     x = jnp.linalg.pinv(A) @ B
@@ -364,8 +387,10 @@ def _matrix_exp(self):
     return jnp.vectorize(jax.scipy.linalg.expm, signature="(n,n)->(n,n)")(self)
 
 
-@op("LinalgHouseholderProductBackward0", save=("self", "tau"))
-def _householder_product(self, tau):
+@op("LinalgHouseholderProductBackward0", save=("input", "tau"),
+    saved={"result": _recomputed(lambda a, t: _householder_product.forward(a, t), "input", "tau")})
+def _householder_product(input, tau):  # noqa: A002 - torch's name
+    self = input
     m, n = self.shape[-2:]
     Q = jnp.broadcast_to(jnp.eye(m, n, dtype=self.dtype), self.shape)
     rows = jnp.arange(m)
@@ -376,7 +401,8 @@ def _householder_product(self, tau):
 
 
 # ----- lu ---------------------------------------------------------------------------------------------------------
-@op("LinalgLuFactorExBackward0", save=("A",), outputs=("LU", "pivots", "info"))
+@op("LinalgLuFactorExBackward0", save=("A",), outputs=("LU", "pivots", "info"), saved={
+    "A": None, "LU": _lu_saved(0), "pivots": _lu_saved(1), "pivot": lambda node, saved: True})
 def _lu_factor_ex(A):
     lu, piv, _ = jax.lax.linalg.lu(A)
     return lu, piv + 1, _lu_info(lu)
@@ -390,13 +416,17 @@ def _unpack_lu(lu, perm, m, n):
     return P, L, U
 
 
-@op("LinalgLuBackward0", save=("A",), outputs=("P", "L", "U"))
+@op("LinalgLuBackward0", save=("A",), outputs=("P", "L", "U"), saved={
+    "A": None, **{n: _recomputed(lambda A, k=k: _lu.forward(A)[k], "A") for k, n in enumerate("PLU")},
+    "pivot": lambda node, saved: True})
 def _lu(A):
     lu, _, perm = jax.lax.linalg.lu(A)
     return _unpack_lu(lu, perm, *A.shape[-2:])
 
 
-@op("LinalgLuSolveBackward0", save=("LU", "pivots", "B"), nondiff=("pivots",), attrs=("left", "adjoint"))
+@op("LinalgLuSolveBackward0", save=("LU", "pivots", "B"), nondiff=("pivots",), attrs=("left", "adjoint"), saved={
+    "B": None, "result": _recomputed(lambda LU, p, B, left, adjoint: _lu_solve_op.forward(
+        LU, p, B, left=left, adjoint=adjoint), "LU", "pivots", "B")})
 def _lu_solve_op(LU, pivots, B, *, left, adjoint):
     perm = jax.lax.linalg.lu_pivots_to_permutation(pivots - 1, LU.shape[-1])
     if left:
@@ -404,7 +434,9 @@ def _lu_solve_op(LU, pivots, B, *, left, adjoint):
     return _conj_t(_lu_solve(LU, perm, _conj_t(B), not adjoint))  # X A = B: A^H X^H = B^H
 
 
-@op("LinalgSolveTriangularBackward0", save=("self", "B"), attrs=("left", "upper", "unitriangular"))
+@op("LinalgSolveTriangularBackward0", save=("self", "B"), attrs=("left", "upper", "unitriangular"), saved={
+    "B": None, "result": _recomputed(lambda A, B, upper, left, unit: _solve_triangular.forward(
+        A, B, upper=upper, left=left, unitriangular=unit), "self", "B")})
 def _solve_triangular(self, B, *, upper, left, unitriangular):
     A, B = _bcast(self, B)
     mask = jnp.triu(jnp.ones(A.shape[-2:], bool)) if upper else jnp.tril(jnp.ones(A.shape[-2:], bool))
@@ -663,11 +695,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_word(x2)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    batch = tuple(jnp.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
-    if tuple(x1.shape[:-2]) != batch:
-        x1 = x1.expand(batch + tuple(x1.shape[-2:]))
-    if tuple(x2.shape[:-2]) != batch:
-        x2 = x2.expand(batch + tuple(x2.shape[-2:]))
+    _broadcast_batch(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     return _apply(_cdist, (x1, x2), (float(p),))
 
 
