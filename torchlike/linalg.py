@@ -1,6 +1,8 @@
 """torchlike.linalg: torch.linalg's functions, with torch's names, signatures, results (torch.return_types named
 tuples), node names and errors. The ops are in ``ops/linalg_module.py``; each function here runs inside the guard
 that gives a wrong-typed argument torch's TypeError (its parser name is ``linalg_<name>``, as torch's)."""
+import numpy as _np
+
 from .ops import linalg_module as _m
 from .ops._bind import _guard
 from .ops.reduction import _linalg_vector_norm
@@ -169,7 +171,7 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=N
             atol, rtol = tol, 0.0
         if rtol is None:
             rtol = 0.0 if atol is not None and float(atol) > 0 else \
-                float(_m.np.finfo(input._data.dtype).eps) * max(input.shape[-2:])
+                float(_np.finfo(input._data.dtype).eps) * max(input.shape[-2:])
         atol = 0.0 if atol is None else atol
         smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
         cutoff = (smax * rtol).clamp_min(atol) if not isinstance(atol, _Tensor) else (smax * rtol).maximum(atol)

@@ -6,6 +6,12 @@ torch's hidden outputs (``info``, pivots); torch's composites (matrix norms, mat
 vander, vecdot, logdet) are built from torchlike's own ops, so their graphs are torch's. A failed factorization
 (a singular or non positive-definite matrix) raises torch's LinAlgError after one device->host read of ``info``,
 only where torch checks too; the ``*_ex`` variants return ``info`` and never read it.
+
+Known differences: singular vectors and eigenvectors come from JAX's LAPACK, whose sign (phase) choice for some
+vectors differs from torch's MKL (both are valid; gradients of functions that do not depend on the choice agree);
+torch's backward checks that a complex svd/eig loss is phase-invariant, this one does not; the values a failed
+factorization leaves (L of cholesky_ex, the inverse of a singular matrix) are NaN here, LAPACK's partial results
+in torch; cdist computes distances directly in every compute_mode (torch uses a matmul form for > 25 rows).
 """
 import collections
 import math
@@ -96,8 +102,7 @@ def _lu_solve(lu, perm, B, adjoint=False):
         return tri(lu, x, left_side=True, lower=False)
     x = tri(lu, B, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
     x = tri(lu, x, left_side=True, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=True)
-    return jnp.zeros_like(x).at[..., perm, :].set(x) if perm.ndim == 1 else \
-        jnp.take_along_axis(x, jnp.argsort(perm, -1)[..., None], axis=-2)
+    return jnp.take_along_axis(x, jnp.argsort(perm, -1)[..., None], axis=-2)  # P X
 
 
 def _recomputed(fn, *names):
