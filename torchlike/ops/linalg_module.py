@@ -11,7 +11,7 @@ Known differences: singular vectors and eigenvectors come from JAX's LAPACK, who
 vectors differs from torch's MKL (both are valid; gradients of functions that do not depend on the choice agree);
 torch's backward checks that a complex svd/eig loss is phase-invariant, this one does not; the values a failed
 factorization leaves (L of cholesky_ex, the inverse of a singular matrix) are NaN here, LAPACK's partial results
-in torch; cdist computes distances directly in every compute_mode (torch uses a matmul form for > 25 rows).
+in torch.
 """
 import collections
 import math
@@ -700,8 +700,25 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_word(x2)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    _broadcast_batch(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    batch = _broadcast_batch(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if p == 2 and x1.numel() and x2.numel() and (compute_mode == "use_mm_for_euclid_dist" or (
+            compute_mode == "use_mm_for_euclid_dist_if_necessary" and (r1 > 25 or r2 > 25))):
+        n = math.prod(batch)  # torch's cdist_impl: the matmul form, as torch records it
+        if n != 1:
+            x1 = x1.expand(batch + tuple(x1.shape[-2:])).reshape(n, r1, x1.shape[-1])
+            x2 = x2.expand(batch + tuple(x2.shape[-2:])).reshape(n, r2, x2.shape[-1])
+        return _euclidean_dist(x1, x2).view(batch + (r1, r2))
     return _apply(_cdist, (x1, x2), (float(p),))
+
+
+def _euclidean_dist(x1, x2):
+    """torch's _euclidean_dist: sqrt(|x1|^2 - 2 x1.x2 + |x2|^2) by one matmul, clamped at 1e-30."""
+    from .shape import cat
+    n1, n2 = x1.pow(2).sum(-1, True), x2.pow(2).sum(-1, True)
+    x1_ = cat([x1.mul(-2), n1, n1.new_ones(n1.shape)], -1)
+    x2_ = cat([x2, n2.new_ones(n2.shape), n2], -1)
+    return x1_.matmul(x2_.mT).clamp_min_(1e-30).sqrt_()
 
 
 @public(method=False)
