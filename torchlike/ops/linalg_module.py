@@ -811,6 +811,9 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf")):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     _check(A, "linalg.matrix_norm", square=False)
+    dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = (_wrap_dim(d, A.ndim) for d in dim)
@@ -845,6 +848,8 @@ def _norm(A, ord=None, dim=None, keepdim=False, dtype=None):
     from .reduction import _linalg_vector_norm
     if isinstance(dim, int):
         dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
     if dim is not None and len(dim) == 2 or dim is None and ord is not None and A.ndim == 2:
         return _matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim, dtype)
     if dim is None and ord is not None and A.ndim != 1:
