@@ -282,6 +282,16 @@ ERRORS = {
     "addr_1d": lambda m: m.addr(m.tensor(M), m.tensor(M), m.tensor(V)),
     "addbmm_batches": lambda m: m.addbmm(m.tensor(M), m.tensor(M2), m.tensor(M2[:1])),
     "cdist_columns": lambda m: m.cdist(m.tensor(R), m.tensor(B)),
+    "cdist_mode": lambda m: m.cdist(m.tensor(M), m.tensor(M), compute_mode="x"),
+    "lu_solve_shape": lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.tensor(M)), m.tensor(R)),
+    "lu_solve_pivots": lambda m: m.linalg.lu_solve(m.tensor(M), m.ones(3, dtype=m.int64), m.tensor(M)),
+    "solve_triangular_shape": lambda m: m.linalg.solve_triangular(m.tensor(TRI), m.tensor(R), upper=True),
+    "solve_triangular_dtypes": lambda m: m.linalg.solve_triangular(m.tensor(TRI), m.tensor(B, dtype=m.float32),
+                                                                   upper=True),
+    "householder_tau": lambda m: m.linalg.householder_product(m.tensor(R), m.tensor(M)),
+    "addbmm_dtypes": lambda m: m.addbmm(m.tensor(M), m.ones(2, 3, 3), m.ones(2, 3, 3)),
+    "cross_dtypes": lambda m: m.linalg.cross(m.tensor(M), m.tensor(M, dtype=m.float32)),
+    "vander_0d": lambda m: m.linalg.vander(m.tensor(1.0)),
 }
 
 

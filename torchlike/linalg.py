@@ -193,6 +193,8 @@ def cross(input, other, *, dim=-1, out=None):
     """The 3-vector cross product along ``dim`` (inputs broadcast) (LinalgCrossBackward0)."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"expected scalar type {_m._word(input)} but found {_m._word(other)}")
     d = _m._wrap_dim(dim, input.ndim)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
@@ -215,6 +217,12 @@ def householder_product(input, tau, *, out=None):
     if m < n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
                            "input.shape[-1]")
+    if tau.ndim != input.ndim - 1:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to {input.ndim}")
+    if tau._data.dtype != input._data.dtype:
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_m._word(tau)} does not match input dtype "
+                           f"{_m._word(input)}")
     if tau.shape[-1] > n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")
@@ -259,6 +267,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     (LinalgLuSolveBackward0)."""
     if LU.ndim < 2:
         raise RuntimeError("linalg.lu_solve: The input tensor LU must have at least 2 dimensions.")
+    if pivots._data.dtype != _np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _m._check_equation(LU, B, "linalg.lu_solve", left)
     return _out(_apply(_m._lu_solve_op, (LU, pivots, B), (left, adjoint)), out)
 
 
@@ -268,6 +279,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     _m._check(input, "linalg.solve_triangular", floating=False)
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{_m._word(input)}'")
+    _m._check_equation(input, B, "linalg.solve_triangular", left)
     return _out(_apply(_m._solve_triangular, (input, B), (upper, left, unitriangular)), out)
 
 

@@ -70,6 +70,13 @@ def _check(A, name, square=True, floating=True):
             raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_word(A)}")
 
 
+def _check_equation(A, B, name, left):
+    """torch's check that A X = B (X A = B) is well formed."""
+    if B.shape[-2 if left else -1] != A.shape[-1]:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                           f"({_x(A.shape[-2:])} and {_x(B.shape[-2:])})")
+
+
 def _raise_info(info, message, error=LinAlgError):
     """torch's error for the first matrix of a batch whose ``info`` is nonzero (one device->host read)."""
     flat = np.asarray(info._data).reshape(-1)
@@ -443,7 +450,8 @@ def _lu_solve_op(LU, pivots, B, *, left, adjoint):
     "B": None, "result": _recomputed(lambda A, B, upper, left, unit: _solve_triangular.forward(
         A, B, upper=upper, left=left, unitriangular=unit), "self", "B")})
 def _solve_triangular(self, B, *, upper, left, unitriangular):
-    A, B = _bcast(self, B)
+    dt = jnp.result_type(self, B)
+    A, B = _bcast(self.astype(dt), B.astype(dt))
     mask = jnp.triu(jnp.ones(A.shape[-2:], bool)) if upper else jnp.tril(jnp.ones(A.shape[-2:], bool))
     A = jnp.where(mask, A, 0)  # only the triangle is read (and gets a gradient)
     if unitriangular:
@@ -580,6 +588,10 @@ def _check_addbmm(input, batch1, batch2):
     for name, b in (("batch1", batch1), ("batch2", batch2)):
         if b.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
+    if input._data.dtype != batch2._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(batch2)}")
+    if batch1._data.dtype != batch2._data.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(batch1)} and {_word(batch2)}")
     if batch1.shape[0] != batch2.shape[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
                            f"{batch2.shape[0]}")
@@ -861,9 +873,7 @@ def _norm(A, ord=None, dim=None, keepdim=False, dtype=None):
 
 
 def _vander(x, N=None):
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension. Got a tensor of shape []")
-    n = x.shape[-1] if N is None else N
+    n = (x.shape[-1] if x.ndim else 1) if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     if x._data.dtype.kind in "biu":
