@@ -79,6 +79,8 @@ CASES = {
     "matrix_power_neg": (lambda m, x: L(m).matrix_power(x, -2), [M], "MmBackward0"),
     "matrix_power_0_1": (lambda m, x: L(m).matrix_power(x, 0) + L(m).matrix_power(x, 1), [M], "AddBackward0"),
     "matrix_exp": (lambda m, x: L(m).matrix_exp(x * 0.5), [M2], "LinalgMatrixExpBackward0"),
+    "torch_matrix_functions": (lambda m, x: m.matrix_exp(x) + x.matrix_power(3) + m.pinverse(x) + x.pinverse(1e-3),
+                               [M], "AddBackward0"),
     "cross": (lambda m, x, y: L(m).cross(x, y[:1]), [M2, M2], "LinalgCrossBackward0"),
     "multi_dot": (lambda m, a, b, v: L(m).multi_dot([v, a, b]), [M, B, V], "ViewBackward0"),
     "multi_dot_4": (lambda m, a, b, r: L(m).multi_dot([r, a, b, b.mT]), [M, B, R], "ViewBackward0"),

@@ -185,8 +185,7 @@ def matrix_power(A, n, *, out=None):
 
 def matrix_exp(A):
     """The matrix exponential (LinalgMatrixExpBackward0)."""
-    _m._check(A, "linalg.matrix_exp")
-    return _apply(_m._matrix_exp, (A,), ())
+    return _m._matrix_exp_impl(A)
 
 
 def cross(input, other, *, dim=-1, out=None):

@@ -385,7 +385,9 @@ _FUNCTIONS = {
         " Tensor input, bool unbiased=True",
 
     # (linalg)
-    "det logdet": "Tensor input",
+    "det logdet matrix_exp": "Tensor input",
+    "matrix_power": "Tensor input, int64_t n, *, Tensor out=None",
+    "pinverse": "Tensor input, double rcond=1e-15",
     "inverse": "Tensor input, *, Tensor out=None",
     "slogdet": "Tensor input, *, TensorList[2] out=None",
     "cdist": "Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None",

@@ -693,6 +693,29 @@ def inverse(input, *, out=None):
     return _out(_inv_ex_impl(input, True).inverse, out)
 
 
+@public
+def matrix_power(input, n, *, out=None):
+    """input to the integer power n, as torch.linalg.matrix_power."""
+    return _out(_matrix_power(input, n), out)
+
+
+@public
+def matrix_exp(input):
+    """The matrix exponential (LinalgMatrixExpBackward0)."""
+    return _matrix_exp_impl(input)
+
+
+def _matrix_exp_impl(A):
+    _check(A, "linalg.matrix_exp")
+    return _apply(_matrix_exp, (A,), ())
+
+
+@public
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse with relative tolerance ``rcond`` (LinalgPinvBackward0)."""
+    return _pinv_impl(input, rtol=rcond)
+
+
 @public(method=False)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise p-norm distances between the rows of x1 and x2 (CdistBackward0; computed directly in every
