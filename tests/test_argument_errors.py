@@ -68,6 +68,8 @@ TEMPLATES = {
     "bitwise_and": ((I, I), {}), "bitwise_or": ((I, I), {}), "bitwise_xor": ((I, I), {}),
     "bitwise_not": ((I,), {}), "__invert__": ((I,), {}), "and": ((I, I), {}), "or": ((I, I), {}),
     "xor": ((I, I), {}), "logical_and": ((F, F), {}), "logical_or": ((F, F), {}), "logical_xor": ((F, F), {}),
+    "addbmm": ((M, Z, Z), {}), "addmv": ((V, M, V), {}), "addr": ((M, V, V), {}), "cdist": ((M, M), {}),
+    "chain_matmul": ((M, M), {}), "det": ((M,), {}), "inverse": ((M,), {}), "logdet": ((M,), {}),
     "expand_as": ((F, F), {}), "view_as": ((F, F), {}), "reshape_as": ((F, F), {}),
 }
 
@@ -209,12 +211,12 @@ def mismatches(kind, name):
 # with the C function's parser error. torch binds a Python number given as ``out=`` of add/sub/mul/div (a wrapped
 # 0-d tensor it resizes and drops); torchlike refuses it. torch.tensor(torch_tensor) and torch.split(tl_tensor, 1)
 # work through torch's sequence and duck-typing protocols; torchlike converts from torch with interop.from_torch.
-# x.to(1.5) converts to the dtype of a wrapped number in torch. torchlike's matrix norms are not implemented. One
+# x.to(1.5) converts to the dtype of a wrapped number in torch. One
 # torchlike function is both torch.celu and F.celu (torch.selu and F.selu), so it takes F's ``inplace``.
 KNOWN = {
     ("function", "norm"): {"arg0='a'", "arg0=ndarray", "arg0=foreign tensor", "arg0=[1.0]", "arg0=None", "arg0=1.5",
-                           "p='a'", "dim=1.5", "extra positional"},
-    ("method", "norm"): {"p='a'", "dim=1.5", "extra positional"},
+                           "dim=1.5"},
+    ("method", "norm"): {"dim=1.5"},
     ("function", "split"): {"arg0='a'", "arg0=ndarray", "arg0=foreign tensor", "arg0=[1.0]", "arg0=None",
                             "arg0=1.5"},
     ("method", "unflatten"): {"arg2=ndarray", "arg2=foreign tensor"},

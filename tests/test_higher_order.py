@@ -38,6 +38,7 @@ from oracle import assert_same, _dense
 
 import test_nn_functional as NF
 import test_ops_indexing as IX
+import test_linalg_module as LM
 import test_ops_linalg as LA
 import test_ops_pointwise as PW
 import test_ops_reduction as RD
@@ -181,8 +182,12 @@ for _n, (_f, _a) in OTHER.items():
 
 # issue 14's later areas, one table each (cases "<area>.<name>")
 AREAS = {
-    "linalg": {
-    },
+    "linalg": {f"linalg_module.{n}": LM.CASES[n][:2] for n in (
+        "det", "det_singular", "slogdet", "logdet", "inv", "solve", "solve_vector", "solve_right", "lstsq",
+        "cholesky", "cholesky_upper", "qr", "eigh", "eig", "svd", "svd_full", "svdvals", "pinv", "pinv_wide",
+        "pinv_hermitian", "matrix_exp", "householder_product", "lu_factor", "lu", "lu_solve", "lu_solve_right",
+        "solve_triangular", "solve_triangular_unit", "addbmm", "addmv", "addr", "inplace_add", "norm_nuc",
+        "matrix_norm_1", "matrix_power_neg", "multi_dot", "vander", "vecdot", "tensorsolve")},
 
     "special": {
     },
@@ -644,6 +649,8 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "AsinhBackward1": "torch has no derivative for asinh_ (in place): backward raises",
     "AcoshBackward1": "torch has no derivative for acosh_ (in place): backward raises",
     "AtanhBackward1": "torch has no derivative for atanh_ (in place): backward raises",
+    "CdistBackward0": "torch has no derivative of cdist's gradient (its CdistBackwardBackward0 raises; "
+                      "test_linalg_module checks both)", "CdistBackwardBackward0": "torch has no derivative for it",
     "count_nonzero": "integer output, no differentiable input", "searchsorted": "integer output, no differentiable input",
     # (nn: torch has no derivative of these backward functions: second order raises, as tested in
     # test_nn_activations_losses.py)

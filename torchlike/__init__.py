@@ -48,6 +48,7 @@ from .ops.pointwise import *  # noqa: E402,F401,F403
 from .ops.reduction import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
+from .ops.linalg_module import *  # noqa: E402,F401,F403
 from .ops.indexing import *  # noqa: E402,F401,F403
 from .ops.sorting import *  # noqa: E402,F401,F403
 from .ops.other import *  # noqa: E402,F401,F403
@@ -64,6 +65,7 @@ from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
 from . import accelerator, amp, backends, cuda, fft, profiler  # noqa: E402,F401
+from . import linalg, _C  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import func  # noqa: E402,F401

@@ -9,51 +9,17 @@ from .._internal import OpNode, apply, op, wrap
 from .._tensor import Tensor
 from ..ops import creation as _creation
 from ..ops.sampling import _draw_poisson
-
-
-@op("LinalgCholeskyExBackward0")
-def _cholesky(self, *, upper):
-    L = jnp.linalg.cholesky(self)
-    return jnp.swapaxes(L, -1, -2).conj() if upper else L
-
-
-class LinAlgError(RuntimeError):
-    """A matrix that is not positive-definite (torch.linalg.LinAlgError)."""
-
-
-def _check_factorized(A, L):
-    """torch's LinAlgError for the first matrix whose factorization failed (JAX fills it with NaN)."""
-    if isinstance(L, jax.core.Tracer) or not bool(jnp.isnan(L).any()):
-        return
-    flat = np.asarray(A).reshape((-1,) + tuple(A.shape[-2:]))
-    failed = np.isnan(np.asarray(L)).reshape(flat.shape[0], -1).any(-1)
-    batch = int(np.argmax(failed))
-    order = next(k for k in range(1, flat.shape[-1] + 1) if np.isnan(
-        np.asarray(jnp.linalg.cholesky(flat[batch, :k, :k]))).any())
-    where = f"(Batch element {batch}): " if len(A.shape) > 2 else ""
-    raise LinAlgError(f"linalg.cholesky: {where}The factorization could not be completed because the input is not "
-                      f"positive-definite (the leading minor of order {order} is not positive-definite).")
+from ..ops import linalg_module as _linalg
 
 
 def cholesky(input, *, upper=False):
     """torch.linalg.cholesky, with its error for a matrix that is not positive-definite."""
-    out = apply(_cholesky, (input,), (upper,))
-    _check_factorized(input._data, out._data)
-    return out
-
-
-@op("LinalgSolveTriangularBackward0")
-def _solve_triangular(self, B, *, upper, left):
-    batch = jnp.broadcast_shapes(self.shape[:-2], B.shape[:-2])
-    A = jnp.broadcast_to(self, batch + self.shape[-2:])
-    B = jnp.broadcast_to(B, batch + B.shape[-2:])
-    return jax.scipy.linalg.solve_triangular(A, B, lower=not upper) if left else jnp.swapaxes(
-        jax.scipy.linalg.solve_triangular(jnp.swapaxes(A, -1, -2), jnp.swapaxes(B, -1, -2), lower=upper), -1, -2)
+    return _linalg._cholesky_ex_impl(input, upper, True).L
 
 
 def solve_triangular(A, B, *, upper, left=True):
     """torch.linalg.solve_triangular: X with A X = B (left) or X A = B."""
-    return apply(_solve_triangular, (A, B), (upper, left))
+    return apply(_linalg._solve_triangular, (A, B), (upper, left, False))
 
 
 @op("StandardGammaBackward0", save=("self", "result"), nondiff=("sample",))

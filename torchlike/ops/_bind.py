@@ -385,6 +385,80 @@ _FUNCTIONS = {
         " Tensor input, bool unbiased=True",
 
     # (linalg)
+    "det logdet matrix_exp": "Tensor input",
+    "matrix_power": "Tensor input, int64_t n, *, Tensor out=None",
+    "pinverse": "Tensor input, double rcond=1e-15",
+    "inverse": "Tensor input, *, Tensor out=None",
+    "slogdet": "Tensor input, *, TensorList[2] out=None",
+    "cdist": "Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None",
+    "chain_matmul": "TensorList matrices, *, Tensor out=None",
+    "addbmm":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor batch1, Tensor batch2, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor batch1, Tensor batch2, *, Tensor out=None |"
+        " Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
+    "addmv":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor mat, Tensor vec, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor mat, Tensor vec, *, Tensor out=None |"
+        " Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
+    "addr":
+        "hidden Scalar beta, Tensor input, Scalar alpha, Tensor vec1, Tensor vec2, *, Tensor out=None |"
+        " hidden Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out=None |"
+        " Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
+    # torch.linalg's functions, by their parser names
+    "linalg_cholesky": "Tensor input, *, bool upper=False, Tensor out=None",
+    "linalg_cholesky_ex": "Tensor input, *, bool upper=False, bool check_errors=False, TensorList[2] out=None",
+    "linalg_cond": "Tensor input, Scalar? p=None, *, Tensor out=None | Tensor input, str p, *, Tensor out=None",
+    "linalg_cross": "Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None",
+    "linalg_diagonal": "Tensor A, *, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1",
+    "linalg_matmul": "Tensor input, Tensor other, *, Tensor out=None",
+    "linalg_det linalg_inv": "Tensor A, *, Tensor out=None",
+    "linalg_eig": "Tensor input, *, TensorList[2] out=None",
+    "linalg_eigh": "Tensor input, str UPLO=\"L\", *, TensorList[2] out=None",
+    "linalg_eigvals": "Tensor input, *, Tensor out=None",
+    "linalg_eigvalsh": "Tensor input, str UPLO=\"L\", *, Tensor out=None",
+    "linalg_householder_product": "Tensor input, Tensor tau, *, Tensor out=None",
+    "linalg_inv_ex": "Tensor A, *, bool check_errors=False, TensorList[2] out=None",
+    "linalg_lstsq": "Tensor input, Tensor b, double? rcond=None, *, str? driver=None, TensorList[4] out=None",
+    "linalg_lu": "Tensor A, *, bool pivot=True, TensorList[3] out=None",
+    "linalg_lu_factor": "Tensor A, *, bool pivot=True, TensorList[2] out=None",
+    "linalg_lu_factor_ex": "Tensor A, *, bool pivot=True, bool check_errors=False, TensorList[3] out=None",
+    "linalg_lu_solve": "Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor out=None",
+    "linalg_matrix_exp": "Tensor input",
+    "linalg_matrix_norm":
+        "Tensor input, Scalar ord, IntArrayRef dim={-2,-1}, bool keepdim=False, *, ScalarType? dtype=None,"
+        " Tensor out=None | Tensor input, str ord=\"fro\", IntArrayRef dim={-2,-1}, bool keepdim=False, *,"
+        " ScalarType? dtype=None, Tensor out=None",
+    "linalg_matrix_power": "Tensor input, int64_t n, *, Tensor out=None",
+    "linalg_matrix_rank":
+        "Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, *, double? atol=None, double? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, Tensor tol, bool hermitian=False, *, Tensor out=None |"
+        " Tensor input, double tol, bool hermitian=False, *, Tensor out=None",
+    "linalg_multi_dot": "TensorList tensors, *, Tensor out=None",
+    "linalg_norm":
+        "Tensor input, Scalar? ord=None, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
+        " Tensor out=None | Tensor input, str ord, IntArrayRef[1]? dim=None, bool keepdim=False, *,"
+        " ScalarType? dtype=None, Tensor out=None",
+    "linalg_pinv":
+        "Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, *, double? atol=None, double? rtol=None, bool hermitian=False, Tensor out=None |"
+        " Tensor input, Tensor rcond, bool hermitian=False, *, Tensor out=None |"
+        " Tensor input, double rcond, bool hermitian=False, *, Tensor out=None",
+    "linalg_qr": "Tensor A, str mode=\"reduced\", *, TensorList[2] out=None",
+    "linalg_slogdet": "Tensor A, *, TensorList[2] out=None",
+    "linalg_solve": "Tensor A, Tensor B, *, bool left=True, Tensor out=None",
+    "linalg_solve_ex": "Tensor A, Tensor B, *, bool left=True, bool check_errors=False, TensorList[2] out=None",
+    "linalg_solve_triangular":
+        "Tensor input, Tensor B, *, bool upper, bool left=True, bool unitriangular=False, Tensor out=None",
+    "linalg_svd": "Tensor A, bool full_matrices=True, *, str? driver=None, TensorList[3] out=None",
+    "linalg_svdvals": "Tensor A, *, str? driver=None, Tensor out=None",
+    "linalg_tensorinv": "Tensor input, int64_t ind=2, *, Tensor out=None",
+    "linalg_tensorsolve": "Tensor input, Tensor other, IntArrayRef? dims=None, *, Tensor out=None",
+    "linalg_vander": "Tensor x, *, SymInt? N=None",
+    "linalg_vecdot": "Tensor x, Tensor y, *, int64_t dim=-1, Tensor out=None",
+    "linalg_vector_norm":
+        "Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
+        " Tensor out=None",
 
     # (special)
 
@@ -489,6 +563,18 @@ _METHODS = {
     "where": "Tensor condition, Tensor other | Tensor condition, Scalar other",
 
     # (linalg)
+    "addbmm addbmm_":
+        "hidden Scalar beta, Scalar alpha, Tensor batch1, Tensor batch2 |"
+        " hidden Scalar beta, Tensor batch1, Tensor batch2 |"
+        " Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
+    "addmv addmv_":
+        "hidden Scalar beta, Scalar alpha, Tensor mat, Tensor vec |"
+        " hidden Scalar beta, Tensor mat, Tensor vec |"
+        " Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1",
+    "addr addr_":
+        "hidden Scalar beta, Scalar alpha, Tensor vec1, Tensor vec2 |"
+        " hidden Scalar beta, Tensor vec1, Tensor vec2 |"
+        " Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1",
 
     # (special)
 
@@ -517,6 +603,8 @@ _INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atl
               "Tensor input, SymInt split_size, int64_t dim=0 | Tensor input, SymIntArrayRef split_size, int64_t dim=0",
           "split_with_sizes": "Tensor input, SymIntArrayRef split_sizes, int64_t dim=0",
           "einsum": "str equation, TensorList tensors, *, IntArrayRef? path=None",
+          "chain_matmul": "TensorList matrices, *, Tensor out=None",
+          "cdist": "Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None",
           "linalg_vector_norm":
               "Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
               " Tensor out=None",
@@ -583,6 +671,14 @@ def _apply_(self, *args, **kwargs):  # a METH_O method in torch
     return TypeError(f"TensorBase.apply_() takes exactly one argument ({len(args)} given)") if len(args) != 1 else None
 
 
+def _cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    return "cdist", (x1, x2, p, None), {}, None
+
+
+def _chain_matmul(*matrices, out=None):
+    return "chain_matmul", (matrices,), {} if out is None else {"out": out}, None
+
+
 def _unflatten(self, dim, sizes):
     if sizes is None or isinstance(sizes, (tuple, list)) and not sizes:
         return RuntimeError("unflatten: sizes must be non-empty")
@@ -609,11 +705,13 @@ _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleas
                      ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten,
                      ("unique", False): _named_as(_unique, "_unique", "_return_output"),
                      ("unique", True): _named_as(_unique, "unique", "unique"),
-                     **{(n, True): _named_as(_no_arguments, n, n) for n in ("is_shared", "share_memory_")}, ("apply_", True): _apply_,
+                     **{(n, True): _named_as(_no_arguments, n, n) for n in ("is_shared", "share_memory_")},
+                     ("apply_", True): _apply_,
                      ("unique_consecutive", False): _named_as(_unique_consecutive, "_unique_consecutive",
                                                               "_consecutive_return_output"),
                      ("unique_consecutive", True): _named_as(_unique_consecutive, "unique_consecutive",
-                                                             "unique_consecutive")}
+                                                             "unique_consecutive"),
+                     ("cdist", False): _cdist, ("chain_matmul", False): _chain_matmul}
 
 # torch lets Python numbers bind to these functions' Tensor parameters
 _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",
