@@ -62,7 +62,7 @@ from .utils import data as _data  # noqa: E402,F401  (torchlike.utils.data, as t
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
-from . import accelerator, amp, backends, cuda, fft, profiler  # noqa: E402,F401
+from . import accelerator, amp, backends, cuda, fft, profiler, special  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
