@@ -53,6 +53,7 @@ from .ops.sorting import *  # noqa: E402,F401,F403
 from .ops.other import *  # noqa: E402,F401,F403
 from .ops.sampling import *  # noqa: E402,F401,F403
 from .ops.special import *  # noqa: E402,F401,F403
+from .ops.elementwise import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401

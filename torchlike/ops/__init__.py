@@ -1,2 +1,2 @@
 """Op definitions, one module per family; importing them fills the op table and the Tensor methods."""
-from . import creation, pointwise, reduction, shape, linalg, indexing, sorting, other, sampling, spectral, special  # noqa: F401,E501
+from . import creation, pointwise, reduction, shape, linalg, indexing, sorting, other, sampling, spectral, special, elementwise  # noqa: F401,E501

@@ -326,3 +326,9 @@ def _no_grad_fn(name, fn, arity):
 
 _special.update({name: _no_grad_fn(name, fn, 1) for name, fn in _NO_GRAD.items()})
 _special.update({name: _no_grad_fn(name, fn, 2) for name, fn in _POLYNOMIALS.items()})
+
+
+@public(name="i0_", method=False)
+def _i0_function_(input):
+    """torch.i0_: Tensor.i0_."""
+    return input.i0_()
