@@ -204,7 +204,7 @@ def frexp(input, *, out=None):
 
 
 # ----- complex construction -------------------------------------------------------------------------------------
-def _complex_args(name, a, b):
+def _complex_args(a, b):
     da, db = a._data.dtype, b._data.dtype
     if da.kind != "f" or db.kind != "f":
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_type_word(da)} and "
@@ -231,22 +231,24 @@ def _polar_derivative(grad, result):
 _polar = _entry("PolarBackward0", ("result",), _polar_forward, _polar_derivative)
 
 
+def _make_complex(name, entry, a, b, out):
+    """complex / polar of two tensors of one floating dtype (torch's checks first), or into ``out``."""
+    _complex_args(a, b)
+    if out is not None:
+        return _write_out(name, lambda: _make_complex(name, entry, a, b, None), out, (a, b))
+    return _apply(entry, (a, b), ())
+
+
 @public(method=False)
 def complex(real, imag, *, out=None):  # noqa: A001 - torch's name
     """real + 1j * imag (ComplexBackward0); both the same floating dtype."""
-    _complex_args("complex", real, imag)
-    if out is not None:
-        return _write_out("complex", lambda: complex(real, imag), out, (real, imag))
-    return _apply(_complex_entry, (real, imag), ())
+    return _make_complex("complex", _complex_entry, real, imag, out)
 
 
 @public(method=False)
 def polar(abs, angle, *, out=None):  # noqa: A002 - torch's name
     """abs * (cos(angle) + 1j * sin(angle)) (PolarBackward0); both the same floating dtype."""
-    _complex_args("polar", abs, angle)
-    if out is not None:
-        return _write_out("polar", lambda: polar(abs, angle), out, (abs, angle))
-    return _apply(_polar, (abs, angle), ())
+    return _make_complex("polar", _polar, abs, angle, out)
 
 
 _view_as_complex = _entry("ViewAsComplexBackward0", (), lambda self: jax.lax.complex(self[..., 0], self[..., 1]),
