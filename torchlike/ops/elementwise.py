@@ -28,7 +28,7 @@ def _copysign_forward(self, other, *, dtype):
 
 def _copysign_self(grad, self, result, dtype):
     x = self.astype(dtype)
-    return grad * jnp.where(x == 0, 0, result / jnp.where(x == 0, 1, x))
+    return grad * jnp.where(x == 0, 0, result / x)  # (torch's ratio.masked_fill_(self == 0, 0): NaN at 0 after)
 
 
 _COPYSIGN_REFUSE = {"c": "copysign_cpu"}
@@ -214,7 +214,7 @@ def _complex_args(a, b):
                            f"for second argument")
 
 
-_complex_entry = _entry("ComplexBackward0", (), lambda real, imag: jax.lax.complex(real, imag),
+_complex_entry = _entry("ComplexBackward0", ("real", "imag"), lambda real, imag: jax.lax.complex(real, imag),
                         lambda grad: (jnp.real(grad), jnp.imag(grad)))
 
 
@@ -269,7 +269,7 @@ def view_as_complex(input):
     """Real pairs in a last dimension of size 2 as a complex tensor (ViewAsComplexBackward0); a copy, unlike
     torch's view."""
     if input._data.dtype not in (np.float32, np.float64, np.float16):
-        raise RuntimeError("view_as_complex is only supported for floating point tensors, but got a tensor of "
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor of "
                            f"scalar type: {_type_word(input._data.dtype)}")
     if not input.ndim or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")

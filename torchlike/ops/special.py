@@ -13,6 +13,7 @@ from . import _layout
 
 from ._bind import public
 from ._registry import OpDef, op, _apply, _apply_inplace
+from .pointwise import erf as _erf
 from .pointwise import (_as_number, _binary, _binary_inplace, _check_float_inplace, _check_tensor_arg, _entry,
                         _is_tensor_operand, _number, _to_float, _true_div_dtype, _unary, _wrap_scalar, _write_out)
 
@@ -59,16 +60,18 @@ def polygamma(n, input, *, out=None):
     return _apply(_polygamma_op, (_to_float(input),), (int(n),))
 
 
-def _xlog(node, xlog, other_grad, self_zero):
+def _xlog(node, xlog, other_grad, self_zero, safe):
     """x * log(y) (``xlog``: jax's xlogy or xlog1py: d/dx is log(y), also at x == 0) and torch's three nodes: two tensors, a Python number as self, a
-    Python number as other; self's gradient is 0 where x == 0 and ``self_zero(y)``; NaN where y is NaN."""
+    Python number as other; self's gradient is 0 where x == 0 and ``self_zero(y)`` (torch's masked_fill: computed at
+    y = ``safe`` there, so no NaN leaks into its derivatives); NaN where y is NaN."""
     def forward(self, other, *, dtype):
         x, y = self.astype(dtype), other.astype(dtype)
         return jnp.where(jnp.isnan(y), jnp.nan, xlog(x, y))
 
     def grad_self(grad, self, other, dtype):
         x, y = self.astype(dtype), other.astype(dtype)
-        return jnp.where((x == 0) & self_zero(y), 0, forward(grad, y, dtype=dtype))
+        mask = (x == 0) & self_zero(y)
+        return jnp.where(mask, 0, forward(grad, jnp.where(mask, safe, y), dtype=dtype))
 
     def grad_other(grad, self, other, dtype):
         return other_grad(grad, self.astype(dtype), other.astype(dtype))
@@ -89,8 +92,9 @@ def _xlog(node, xlog, other_grad, self_zero):
     return entry
 
 
-_xlogy_entry = _xlog("XlogyBackward", jax.scipy.special.xlogy, lambda grad, x, y: grad * x / y, lambda y: y <= 0)
-_xlog1py_entry = _xlog("SpecialXlog1PyBackward", jax.scipy.special.xlog1py, lambda grad, x, y: grad * x / (y + 1), lambda y: y <= -1)
+_xlogy_entry = _xlog("XlogyBackward", jax.scipy.special.xlogy, lambda grad, x, y: grad * x / y, lambda y: y <= 0, 1)
+_xlog1py_entry = _xlog("SpecialXlog1PyBackward", jax.scipy.special.xlog1py, lambda grad, x, y: grad * x / (y + 1),
+                       lambda y: y <= -1, 0)
 
 
 def _xlogy_(self, other):
@@ -234,6 +238,31 @@ def _igamma_fn(name, entry):
 
 igamma = _igamma_fn("igamma", _igamma)
 igammac = _igamma_fn("igammac", _igammac)
+
+
+# torch's composite ndtr: (1 + erf(x * M_SQRT1_2)) * 0.5 with C++ Scalar operands (MulBackward1, AddBackward1)
+_mul_scalar = _entry("MulBackward1", (), lambda self, *, other: (self * other).astype(self.dtype),
+                     lambda grad, other: grad * other, attrs=("other",))
+_add_scalar = _entry("AddBackward1", (), lambda self, *, other: (self + other).astype(self.dtype), lambda grad: grad)
+
+
+def _ndtr(input, *, out=None):
+    """The standard normal CDF, as torch computes it: (1 + erf(x * sqrt(1/2))) * 0.5."""
+    _check_tensor_arg("special_ndtr", "input", 1, input)
+    if out is not None:
+        return _write_out("special_ndtr", lambda: _ndtr(input), out, (input,))
+    x = _apply(_mul_scalar, (_to_float(input),), (math.sqrt(0.5),))
+    return _apply(_mul_scalar, (_apply(_add_scalar, (_erf(x),), (1,)),), (0.5,))
+
+
+def _gammainc(name, fn):
+    def special_fn(input, other, *, out=None):
+        _check_tensor_arg(f"special_{name}", "input", 1, input)
+        _check_tensor_arg(f"special_{name}", "other", 2, other)
+        return fn(input, other, out=out)
+    special_fn.__name__ = special_fn.__qualname__ = name
+    special_fn.__doc__ = f"torch.special.{name}: {fn.__name__} ({fn.__doc__})"
+    return special_fn
 
 
 def _xlog1py(input, other, *, out=None):
