@@ -286,3 +286,12 @@ def test_elementwise_out_and_inplace_versions():
         else:
             assert_same(mine[0], outs + [m, e, z])
             assert mine[1] == versions
+
+
+def test_torch_level_inplace_functions():
+    """torch.i0_ sinc_ logit_ xlogy_ and Tensor.mvlgamma_ (MvlgammaBackward0; integers refused as torch)."""
+    for case in (lambda m: m.i0_(m.tensor(X)), lambda m: m.sinc_(m.tensor(X)), lambda m: m.logit_(m.tensor(P01), 0.2),
+                 lambda m: m.xlogy_(m.tensor(X), m.tensor(POS)), lambda m: m.xlogy_(m.tensor(X), 2)):
+        assert_same(case(tl), case(torch))
+    _check(lambda m, x: (x * 1).mvlgamma_(2), POS + 1)
+    assert_same_error(lambda m: m.tensor([1, 2]).mvlgamma_(2))

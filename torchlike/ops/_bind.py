@@ -399,7 +399,9 @@ _FUNCTIONS = {
     "polar": "Tensor abs, Tensor angle, *, Tensor out=None",
     "view_as_real view_as_complex": "Tensor input",
     "ldexp_": "Tensor input, Tensor other",
-    "i0_": "Tensor input",
+    "i0_ sinc_": "Tensor input",
+    "logit_": "Tensor input, double? eps=None",
+    "xlogy_": "Tensor input, Tensor other | Tensor input, Scalar other",
     "logspace":
         "Tensor start, Tensor end, int64_t steps, double base=10.0, *, Tensor out=None, TensorOptions |"
         " Scalar start, Tensor end, int64_t steps, double base=10.0, *, Tensor out=None, TensorOptions |"

@@ -15,7 +15,8 @@ from ._bind import public
 from ._registry import OpDef, op, _apply, _apply_inplace
 from .pointwise import erf as _erf
 from .pointwise import (_as_number, _binary, _binary_inplace, _check_float_inplace, _check_tensor_arg, _entry,
-                        _is_tensor_operand, _number, _to_float, _true_div_dtype, _unary, _wrap_scalar, _write_out)
+                        _is_float, _is_tensor_operand, _number, _to_float, _type_word, _true_div_dtype, _unary,
+                        _wrap_scalar, _write_out)
 
 
 def _polygamma(n, x):
@@ -122,7 +123,14 @@ def _(grad, self, p):
     return grad * jax.lax.digamma(self[..., None] - j / 2).sum(-1)
 
 
-@public
+def _mvlgamma_(self, p):
+    if not _is_float(self._data):
+        raise RuntimeError(f"mvlgamma: result type {_type_word(self._data.dtype)} can't be cast to the desired output "
+                           f"type {_type_word(_dtype.get_default_dtype()._np)}")  # (sic: torch's order)
+    return _apply_inplace(_mvlgamma, self, (self,), (int(p),))
+
+
+@public(inplace=_mvlgamma_)
 def mvlgamma(input, p, *, out=None):
     """Multivariate log-gamma of dimension p (MvlgammaBackward0)."""
     if out is not None:
@@ -357,7 +365,13 @@ _special.update({name: _no_grad_fn(name, fn, 1) for name, fn in _NO_GRAD.items()
 _special.update({name: _no_grad_fn(name, fn, 2) for name, fn in _POLYNOMIALS.items()})
 
 
-@public(name="i0_", method=False)
-def _i0_function_(input):
-    """torch.i0_: Tensor.i0_."""
-    return input.i0_()
+def _function_inplace(name):
+    """torch.<name>: the in-place Tensor method as a torch-level function (torch.i0_, torch.sinc_, ...)."""
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: Tensor.{name}."
+    return public(fn, method=False)
+
+
+i0_, sinc_, logit_, xlogy_ = (_function_inplace(n) for n in ("i0_", "sinc_", "logit_", "xlogy_"))
