@@ -295,3 +295,12 @@ def test_torch_level_inplace_functions():
         assert_same(case(tl), case(torch))
     _check(lambda m, x: (x * 1).mvlgamma_(2), POS + 1)
     assert_same_error(lambda m: m.tensor([1, 2]).mvlgamma_(2))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "complex128", "bool"])
+@pytest.mark.parametrize("decimals", [0, 1])
+def test_round_decimals_refusal(dtype, decimals):
+    """round(decimals=0) refuses non-float dtypes with its own kernel's name (round_vml_cpu), other decimals with
+    round_cpu (seeds 1133, 1192, 1252)."""
+    assert_same_error(lambda m: m.special.round(m.ones(2, dtype=getattr(m, dtype)), decimals=decimals))
+    assert_same_error(lambda m: m.ones(2, dtype=getattr(m, dtype)).round_(decimals=decimals))
