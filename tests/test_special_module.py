@@ -304,3 +304,15 @@ def test_round_decimals_refusal(dtype, decimals):
     round_cpu (seeds 1133, 1192, 1252)."""
     assert_same_error(lambda m: m.special.round(m.ones(2, dtype=getattr(m, dtype)), decimals=decimals))
     assert_same_error(lambda m: m.ones(2, dtype=getattr(m, dtype)).round_(decimals=decimals))
+
+
+def test_special_binary_and_low_precision_dtypes():
+    cases = [lambda m: m.special.xlog1py(m.tensor([1, 2]), m.tensor([1, 2])),
+             lambda m: m.special.zeta(m.tensor([2, 3]), 2), lambda m: m.special.gammainc(m.tensor([1.0]), m.tensor([1, 2])),
+             lambda m: m.special.i0e(m.tensor([True, False])),
+             lambda m: m.special.chebyshev_polynomial_t(m.tensor([1, 2]), m.tensor([1.0, 2.0], dtype=m.float64))]
+    for case in cases:
+        assert_same(case(tl), case(torch))
+    for dtype in ("float16", "bfloat16", "complex64"):
+        assert_same_error(lambda m: m.special.bessel_j0(m.ones(2, dtype=getattr(m, dtype))))
+        assert_same_error(lambda m: m.special.hermite_polynomial_h(m.ones(2, dtype=getattr(m, dtype)), 2))

@@ -352,7 +352,9 @@ def _no_grad_fn(name, fn, arity):
         if out is not None:
             return _write_out(f"special_{name}", lambda: call(*args), out, args)
         dtype = args[0]._data.dtype if arity == 1 else _true_div_dtype(*args)
-        dtype = dtype if np.dtype(dtype).kind == "f" else _dtype.get_default_dtype()._np
+        dtype = np.dtype(_dtype.get_default_dtype()._np if np.dtype(dtype).kind in "biu" else dtype)
+        if dtype not in (np.float32, np.float64):  # (torch's kernels: float and double only)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_word(dtype)}\'')
         arrays = [jnp.asarray(a._data if isinstance(a, Tensor) else _number(a), dtype) for a in args]
         tensors = [a for a in args if isinstance(a, Tensor)]
         return _layout.laid_out(_layout.ti, tensors, (_wrap(kernel(*arrays)),))[0]
