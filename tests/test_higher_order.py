@@ -189,7 +189,21 @@ AREAS = {
         "solve_triangular", "solve_triangular_unit", "addbmm", "addmv", "addr", "inplace_add", "norm_nuc",
         "matrix_norm_1", "matrix_power_neg", "multi_dot", "vander", "vecdot", "tensorsolve")},
 
-    "special": {
+    "special": {  # torchlike.special (ops/special.py) and ops/elementwise.py
+        "sp_entr_erfcx": (lambda m, x: m.special.entr(x) * m.special.erfcx(x), [POS]),
+        "sp_bessel_i": (lambda m, x: m.special.i0(x) + m.special.i0e(x) * m.special.i1(x) + m.special.i1e(x), [A]),
+        "sp_ndtr": (lambda m, x: m.special.ndtr(x) * m.special.log_ndtr(x), [A]),
+        "sp_ndtri": (lambda m, x: m.special.ndtri((x + 1) / 2), [UNIT]),
+        "sp_xlog1py": (lambda m, x, y: m.special.xlog1py(x, y) + m.special.xlog1py(2.0, y) * m.special.xlog1py(
+            x, 0.5), [A, POS]),
+        "sp_zeta": (lambda m, x, q: m.special.zeta(x.detach() + 2, q) * m.special.zeta(3.0, q), [POS, POS]),
+        "sp_igamma": (lambda m, a, x: m.igamma(a.detach(), x) * m.special.gammaincc(a.detach(), x), [POS, POS]),
+        "sp_copysign": (lambda m, x, y: m.copysign(x, y) * m.copysign(x, -2.0), [A, B]),
+        "sp_nextafter_fmax": (lambda m, x, y: m.nextafter(x * x, y) * m.fmax(x, y) * m.fmin(x, y), [A, B]),
+        "sp_ldexp_logaddexp2": (lambda m, x, y: m.ldexp(x, y) * m.logaddexp2(x, y), [A, B]),
+        "sp_frexp": (lambda m, x: m.frexp(x).mantissa * x, [A]),
+        "sp_complex_polar": (lambda m, x, y: (m.complex(x, y) * m.polar(y, x)).abs(), [A, POS]),
+        "sp_view_as_complex": (lambda m, x, y: m.view_as_complex(m.stack([x * y, y], -1)).abs(), [A, B]),
     },
 
     "ops": {
@@ -662,6 +676,7 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "Unique2Backward0": "torch has no derivative for unique: backward raises",
     "UniqueDimBackward0": "torch has no derivative for unique(dim=): backward raises",
     "UniqueConsecutiveBackward0": "torch has no derivative for unique_consecutive: backward raises",
+    "SpecialZetaBackward2": "torch has no derivative for zeta(tensor, number) in its first argument: backward raises",
 }
 _OP_MODULES = ("torchlike.ops.", "torchlike.nn.")
 

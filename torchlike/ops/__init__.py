@@ -1,3 +1,3 @@
 """Op definitions, one module per family; importing them fills the op table and the Tensor methods."""
-from . import creation, pointwise, reduction, shape, linalg, indexing, sorting, other, sampling, spectral, special  # noqa: F401,E501
+from . import creation, pointwise, reduction, shape, linalg, indexing, sorting, other, sampling, spectral, special, elementwise  # noqa: F401,E501
 from . import linalg_module  # noqa: F401,E402  (torch.linalg's ops; torchlike.linalg exposes them)

@@ -461,6 +461,31 @@ _FUNCTIONS = {
         " Tensor out=None",
 
     # (special)
+    "i0 signbit": "Tensor input, *, Tensor out=None",
+    "fmax fmin igamma igammac ldexp logaddexp2 nextafter": "Tensor input, Tensor other, *, Tensor out=None",
+    "copysign": "Tensor input, Tensor other, *, Tensor out=None | Tensor input, Scalar other, *, Tensor out=None",
+    "heaviside": "Tensor input, Tensor values, *, Tensor out=None",
+    "float_power":
+        "Tensor input, Tensor exponent, *, Tensor out=None | Scalar self, Tensor exponent, *, Tensor out=None |"
+        " Tensor input, Scalar exponent, *, Tensor out=None",
+    "frexp": "Tensor input, *, TensorList[2] out=None",
+    "complex": "Tensor real, Tensor imag, *, Tensor out=None",
+    "polar": "Tensor abs, Tensor angle, *, Tensor out=None",
+    "view_as_real view_as_complex": "Tensor input",
+    "ldexp_": "Tensor input, Tensor other",
+    "i0_ sinc_": "Tensor input",
+    "logit_": "Tensor input, double? eps=None",
+    "xlogy_": "Tensor input, Tensor other | Tensor input, Scalar other",
+    "logspace":
+        "Tensor start, Tensor end, int64_t steps, double base=10.0, *, Tensor out=None, TensorOptions |"
+        " Scalar start, Tensor end, int64_t steps, double base=10.0, *, Tensor out=None, TensorOptions |"
+        " Tensor start, Scalar end, int64_t steps, double base=10.0, *, Tensor out=None, TensorOptions |"
+        " Scalar start, Scalar end, int64_t steps, double base=10.0, *, Tensor out=None, TensorOptions",
+    "can_cast": "ScalarType from_, ScalarType to",
+    "isin":
+        "Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor out=None |"
+        " Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor out=None |"
+        " Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor out=None",
 
     # (ops)
     "take": "Tensor input, Tensor index, *, Tensor out=None",
@@ -577,6 +602,8 @@ _METHODS = {
         " Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1",
 
     # (special)
+    "copysign copysign_": "Tensor other | Scalar other",
+    "float_power float_power_": "Tensor exponent | Scalar exponent",
 
     # (ops)
     "unfold": "int64_t dimension, int64_t size, int64_t step",

@@ -451,6 +451,9 @@ _round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, 
                 refuse={"bc": "round_vml_cpu"})
 _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.round(self, decimals), _zero_grad,
                          const_grads=True, refuse={_NOT_REAL: "round_cpu"})
+# decimals=0: torch's kernel is round's own (refusing as round_vml_cpu), the node still RoundBackward1
+_round_decimals0 = _entry("RoundBackward1", (), _round_decimals.forward, _zero_grad, const_grads=True,
+                          refuse={_NOT_REAL: "round_vml_cpu"})
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical_inplace = _entry("ConjPhysicalBackward1", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
@@ -495,7 +498,7 @@ def positive(input):
 def _round_(self, *, decimals=None):
     if decimals is None:
         return _round_int_(self) if self._data.dtype.kind in "iu" else _apply_inplace(_round, self, (self,), ())
-    return _apply_inplace(_round_decimals, self, (self,), (decimals,))
+    return _apply_inplace(_round_decimals if decimals else _round_decimals0, self, (self,), (decimals,))
 
 
 def _round_int_(self):
@@ -512,7 +515,7 @@ def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
                           (input,), "found")
     if decimals is None:
         return clone(input) if input._data.dtype.kind in "iu" else _apply(_round, (input,), ())
-    return _apply(_round_decimals, (input,), (decimals,))
+    return _apply(_round_decimals if decimals else _round_decimals0, (input,), (decimals,))
 
 
 @public
