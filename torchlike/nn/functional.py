@@ -531,3 +531,4 @@ def one_hot(tensor, num_classes=-1):
 
 from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,  # noqa: E402,F401
                       scaled_dot_product_attention, multi_head_attention_forward)
+from ._spatial import *  # noqa: E402,F401,F403  (issue 14's spatial layers: _conv, _pooling, _padding, ...)
