@@ -96,6 +96,9 @@ CASES = {
     "pad_replicate1d": (lambda m, x: m.pad(x[0], (2, 3), mode="replicate"), [X1]),
     "pad_replicate2d": (lambda m, x: m.pad(x, (2, 1, 0, 3), mode="replicate"), [X2]),
     "pad_replicate3d": (lambda m, x: m.pad(x, (1, 1, 2, 0, 1, 2), mode="replicate"), [X3]),
+    "pad_circular1d": (lambda m, x: m.pad(x, (2, 3), mode="circular"), [X1]),
+    "pad_circular2d": (lambda m, x: m.pad(x, (2, -1, 0, 3), mode="circular"), [X2]),
+    "pad_circular3d": (lambda m, x: m.pad(x[0], (1, 1, 2, 0, 1, 2), mode="circular"), [X3]),
     # interpolate
     "nearest1d": (lambda m, x: m.interpolate(x, scale_factor=1.7), [X1]),
     "nearest2d": (lambda m, x: m.interpolate(x, size=(4, 9)), [X2]),
@@ -170,3 +173,87 @@ def torch_or_tl(m):
 def test_functional(name):
     fn, arrays = CASES[name]
     run(fn, arrays, saved=name not in UNSAVED)
+
+
+# ----- modules -----------------------------------------------------------------------------------------------
+MODULES = {  # name: (constructor args, kwargs, input arrays)
+    "Conv1d": ((4, 4, 3), dict(groups=2, padding=1, padding_mode="circular"), [X1]),
+    "Conv3d": ((4, 2, (1, 2, 3)), dict(stride=2, bias=False), [X3]),
+    "Conv2d": ((4, 2, 3), dict(padding="same", padding_mode="reflect"), [X2]),
+    "ConvTranspose1d": ((4, 2, 3), dict(stride=2, groups=2), [X1]),
+    "ConvTranspose2d": ((4, 2, 3), dict(stride=2, output_padding=1, dilation=2), [X2]),
+    "ConvTranspose3d": ((4, 2, 2), dict(stride=(1, 2, 1), bias=False), [X3]),
+    "MaxPool1d": ((3,), {}, [X1]),
+    "MaxPool3d": ((2, 1, 1), dict(return_indices=True), [X3]),
+    "AvgPool1d": ((3,), dict(stride=2, padding=1), [X1]),
+    "AvgPool3d": ((2,), dict(ceil_mode=True, divisor_override=2), [X3]),
+    "AdaptiveAvgPool1d": ((3,), {}, [X1]),
+    "AdaptiveAvgPool2d": (((3, None),), {}, [X2]),
+    "AdaptiveAvgPool3d": ((2,), {}, [X3]),
+    "AdaptiveMaxPool1d": ((3,), {}, [X1]),
+    "AdaptiveMaxPool2d": ((3,), dict(return_indices=True), [X2]),
+    "LPPool1d": ((2, 3), {}, [np.abs(X1) + 0.1]),
+    "LPPool2d": ((2.0, (2, 3)), dict(stride=1), [np.abs(X2) + 0.1]),
+    "GroupNorm": ((2, 4), {}, [X2]),
+    "InstanceNorm1d": ((4,), {}, [X1]),
+    "InstanceNorm2d": ((4,), dict(affine=True, track_running_stats=True), [X2]),
+    "InstanceNorm3d": ((4,), dict(affine=True), [X3[0]]),
+    "RMSNorm": (((6, 7),), {}, [X2]),
+    "LocalResponseNorm": ((3,), {}, [X2]),
+    "BatchNorm3d": ((4,), {}, [X3]),
+    "Upsample": ((), dict(scale_factor=2, mode="bilinear"), [X2]),
+    "UpsamplingNearest2d": ((), dict(scale_factor=2), [X2]),
+    "UpsamplingBilinear2d": ((), dict(size=(3, 4)), [X2]),
+    "PixelShuffle": ((2,), {}, [X2]),
+    "PixelUnshuffle": ((2,), {}, [X2[..., :6]]),
+    "ChannelShuffle": ((2,), {}, [X2]),
+    "Fold": (((5, 6), (2, 3)), dict(padding=1, stride=(2, 1)), [arr(2, 12, 18)]),
+    "Unfold": ((2,), dict(padding=1), [X2]),
+    "CosineSimilarity": ((), {}, [X2, X2[:1] + 1]),
+    "PairwiseDistance": ((), dict(p=1.0, keepdim=True), [X1, X1[1]]),
+    "ZeroPad1d": ((2,), {}, [X1]),
+    "ZeroPad2d": (((1, 2, 3, 4),), {}, [X2]),
+    "ZeroPad3d": ((1,), {}, [X3]),
+    "ConstantPad1d": (((1, 2), 0.0), {}, [X1]),
+    "ConstantPad2d": ((1, 2.5), {}, [X2]),
+    "ConstantPad3d": ((1, 3.5), {}, [X3]),
+    "ReflectionPad1d": ((2,), {}, [X1]),
+    "ReflectionPad2d": (((1, 2, 0, 3),), {}, [X2]),
+    "ReflectionPad3d": ((1,), {}, [X3]),
+    "ReplicationPad1d": ((2,), {}, [X1]),
+    "ReplicationPad2d": ((1,), {}, [X2]),
+    "ReplicationPad3d": (((1, 1, 2, 2, 0, 0),), {}, [X3]),
+    "CircularPad1d": ((1,), {}, [X1]),
+    "CircularPad2d": (((1, 2, 0, 3),), {}, [X2]),
+    "CircularPad3d": ((1,), {}, [X3]),
+    "Bilinear": ((3, 4, 5), {}, [arr(2, 3), arr(2, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module(name):
+    args, kwargs, arrays = MODULES[name]
+    torch.manual_seed(0)
+    th = getattr(tnn, name)(*args, **kwargs).double()
+    mine = getattr(nn, name)(*args, **kwargs)
+    assert repr(mine) == repr(th)
+    if list(th.state_dict()):
+        mine = mine.double() if hasattr(mine, "double") else mine
+        mine.load_state_dict({k: tl.tensor(v.detach().numpy()) for k, v in th.state_dict().items()})
+    tl_in, th_in = [_t(tl, a) for a in arrays], [_t(torch, a) for a in arrays]
+    out_tl, out_th = mine(*tl_in), th(*th_in)
+    if isinstance(out_th, tuple):
+        assert_same(out_tl[1], out_th[1])
+        out_tl, out_th = out_tl[0], out_th[0]
+    assert_same(out_tl, out_th, 1e-7, 1e-9)
+    assert out_tl.grad_fn.name() == out_th.grad_fn.name()
+    cot = RNG.standard_normal(out_th.shape)
+    out_tl.backward(tl.tensor(cot))
+    out_th.backward(torch.tensor(cot))
+    for (n, p), (n2, q) in zip(mine.named_parameters(), th.named_parameters()):
+        assert n == n2
+        assert_same(p.grad, q.grad, 1e-7, 1e-9)
+    for a, b in zip(tl_in, th_in):
+        assert_same(a.grad, b.grad, 1e-7, 1e-9)
+    for k, v in th.state_dict().items():  # running statistics after a training step
+        assert_same(mine.state_dict()[k], v, 1e-7, 1e-9)

@@ -1,11 +1,10 @@
 """F.pad: constant (ConstantPadNdBackward0), reflect / replicate (ReflectionPad{1,2,3}DBackward0,
-ReplicationPad{1,2,3}DBackward0) and circular (composed of narrow and cat)."""
+ReplicationPad{1,2,3}DBackward0) and circular (copies into a new tensor: CopySlices, as torch)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._internal import apply, op
-from ..ops import shape as _shape
 
 __all__ = ["pad"]
 
@@ -55,16 +54,27 @@ _SUPPORTED = ("Supported combinations for non-constant padding:\n"
 
 
 def _circular(input, pad):
-    out = input
-    for i in range(len(pad) // 2):
+    """torch's _pad_circular: copy the input into a new tensor, then copy its wrapped edges (CopySlices)."""
+    nd = len(pad) // 2
+    shape = list(input.shape)
+    for i in range(nd):
         d = input.ndim - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        n = out.shape[d]
-        if lo > n or hi > n:
+        if pad[2 * i] > shape[d] or pad[2 * i + 1] > shape[d]:
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        core = out.narrow(d, max(-lo, 0), n - max(-lo, 0) - max(-hi, 0))
-        parts = ([out.narrow(d, n - lo, lo)] if lo > 0 else []) + [core] + ([out.narrow(d, 0, hi)] if hi > 0 else [])
-        out = _shape.cat(parts, d) if len(parts) > 1 else core
+        shape[d] += pad[2 * i] + pad[2 * i + 1]
+    out = input.new_empty(shape)
+    out_slice, in_slice = out, input
+    for i in range(nd):
+        d, lo, hi = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        out_slice = out_slice.narrow(d, max(lo, 0), shape[d] - max(lo, 0) - max(hi, 0))
+        in_slice = in_slice.narrow(d, max(-lo, 0), input.shape[d] - max(-lo, 0) - max(-hi, 0))
+    out_slice.copy_(in_slice)
+    for i in range(nd):
+        d, lo, hi = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        if lo > 0:
+            out.narrow(d, 0, lo).copy_(out.narrow(d, shape[d] - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(d, shape[d] - hi, hi).copy_(out.narrow(d, max(lo, 0), hi))
     return out
 
 

@@ -18,3 +18,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "LogSoftmax", "Dropout", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding",
            "MultiheadAttention", "Flatten", "Unflatten"]
+from . import _spatial; from ._spatial import *; __all__ += [n for n in _spatial.__all__ if n not in __all__]  # noqa: E702,F401,F403,E402
