@@ -18,7 +18,7 @@ import torch.nn.functional as TF
 import torchlike as tl
 import torchlike.nn as nn
 import torchlike.nn.functional as F
-from oracle import assert_same, compare_graph
+from oracle import assert_same, assert_same_error, compare_graph
 
 RNG = np.random.default_rng(14)
 
@@ -257,3 +257,82 @@ def test_module(name):
         assert_same(a.grad, b.grad, 1e-7, 1e-9)
     for k, v in th.state_dict().items():  # running statistics after a training step
         assert_same(mine.state_dict()[k], v, 1e-7, 1e-9)
+
+
+# ----- errors ------------------------------------------------------------------------------------------------
+def _f(m):
+    return TF if m is torch else F
+
+
+def _z(m, *shape):
+    return m.zeros(*shape, dtype=m.float64)
+
+
+ERRORS = {
+    "conv1d_rank": lambda m: _f(m).conv1d(_z(m, 2, 4, 5, 5), _z(m, 4, 2, 3)),
+    "conv3d_channels": lambda m: _f(m).conv3d(_z(m, 2, 3, 4, 4, 4), _z(m, 4, 2, 2, 2, 2)),
+    "conv1d_kernel_too_big": lambda m: _f(m).conv1d(_z(m, 2, 4, 2), _z(m, 4, 4, 3)),
+    "conv1d_stride_list": lambda m: _f(m).conv1d(_z(m, 2, 4, 5), _z(m, 4, 4, 3), stride=(1, 2)),
+    "conv1d_same_strided": lambda m: _f(m).conv1d(_z(m, 2, 4, 5), _z(m, 4, 4, 3), stride=2, padding="same"),
+    "conv_transpose_channels": lambda m: _f(m).conv_transpose2d(_z(m, 2, 3, 5, 5), _z(m, 4, 2, 3, 3)),
+    "conv_transpose_bias": lambda m: _f(m).conv_transpose1d(_z(m, 2, 4, 5), _z(m, 4, 2, 3), _z(m, 3)),
+    "conv_transpose_output_padding": lambda m: _f(m).conv_transpose1d(_z(m, 2, 4, 5), _z(m, 4, 2, 3),
+                                                                      output_padding=1),
+    "conv_transpose3d_output_padding": lambda m: _f(m).conv_transpose3d(_z(m, 1, 2, 3, 3, 3), _z(m, 2, 2, 2, 2, 2),
+                                                                        output_padding=(0, 0, 2), stride=(1, 3, 1)),
+    "max_pool3d_rank": lambda m: _f(m).max_pool3d(_z(m, 3, 4), 2),
+    "max_pool3d_kernel_tuple": lambda m: _f(m).max_pool3d(_z(m, 2, 2, 4, 4, 4), (2, 2)),
+    "max_pool3d_pad": lambda m: _f(m).max_pool3d(_z(m, 2, 2, 4, 4, 4), 2, padding=2),
+    "max_pool3d_too_small": lambda m: _f(m).max_pool3d(_z(m, 2, 2, 4, 4, 4), 9),
+    "avg_pool3d_too_small": lambda m: _f(m).avg_pool3d(_z(m, 2, 2, 4, 4, 4), 9),
+    "avg_pool1d_rank": lambda m: _f(m).avg_pool1d(_z(m, 4), 2),
+    "max_pool1d_rank": lambda m: _f(m).max_pool1d(_z(m, 4), 2),
+    "adaptive_avg_pool2d_rank": lambda m: _f(m).adaptive_avg_pool2d(_z(m, 4), 2),
+    "adaptive_max_pool2d_rank": lambda m: _f(m).adaptive_max_pool2d(_z(m, 4), 2),
+    "pad_odd": lambda m: _f(m).pad(_z(m, 2, 3), (1, 1, 1)),
+    "pad_too_long": lambda m: _f(m).pad(_z(m, 2, 3), (1,) * 6),
+    "pad_reflect_size": lambda m: _f(m).pad(_z(m, 2, 3, 4), (5, 1), mode="reflect"),
+    "pad_reflect_rank": lambda m: _f(m).pad(_z(m, 4), (1, 1), mode="reflect"),
+    "pad_mode": lambda m: _f(m).pad(_z(m, 2, 3, 4), (1, 1), mode="foo"),
+    "pad_value": lambda m: _f(m).pad(_z(m, 2, 3, 4), (1, 1), mode="reflect", value=1.0),
+    "pad_circular_wrap": lambda m: _f(m).pad(_z(m, 2, 3, 4), (5, 1), mode="circular"),
+    "interpolate_none": lambda m: _f(m).interpolate(_z(m, 2, 3, 5)),
+    "interpolate_both": lambda m: _f(m).interpolate(_z(m, 2, 3, 5), size=3, scale_factor=2),
+    "interpolate_align": lambda m: _f(m).interpolate(_z(m, 2, 3, 5), size=3, align_corners=True),
+    "interpolate_mode_rank": lambda m: _f(m).interpolate(_z(m, 2, 3, 5), size=3, mode="bilinear"),
+    "interpolate_rank": lambda m: _f(m).interpolate(_z(m, 2, 3), size=3),
+    "interpolate_size_len": lambda m: _f(m).interpolate(_z(m, 2, 3, 5), size=(3, 3)),
+    "grid_sample_last_dim": lambda m: _f(m).grid_sample(_z(m, 2, 3, 4, 4), _z(m, 2, 3, 3, 3)),
+    "grid_sample_mode": lambda m: _f(m).grid_sample(_z(m, 2, 3, 4, 4), _z(m, 2, 3, 3, 2), mode="foo"),
+    "affine_grid_size": lambda m: _f(m).affine_grid(_z(m, 2, 2, 3), (2, 3, 4)),
+    "fold_blocks": lambda m: _f(m).fold(_z(m, 2, 12, 5), (3, 3), 2),
+    "pixel_shuffle_channels": lambda m: _f(m).pixel_shuffle(_z(m, 2, 3, 2, 2), 2),
+    "pixel_unshuffle_height": lambda m: _f(m).pixel_unshuffle(_z(m, 2, 3, 3, 4), 2),
+    "channel_shuffle_groups": lambda m: _f(m).channel_shuffle(_z(m, 2, 3, 2, 2), 2),
+    "group_norm_groups": lambda m: _f(m).group_norm(_z(m, 2, 3, 4), 2),
+    "group_norm_rank": lambda m: _f(m).group_norm(_z(m, 2), 1),
+    "group_norm_weight": lambda m: _f(m).group_norm(_z(m, 2, 4, 3), 2, _z(m, 3)),
+    "rms_norm_shape": lambda m: _f(m).rms_norm(_z(m, 2, 3), (4,)),
+    "rms_norm_weight": lambda m: _f(m).rms_norm(_z(m, 2, 3), (3,), _z(m, 2)),
+    "instance_norm_spatial": lambda m: _f(m).instance_norm(_z(m, 2, 3, 1)),
+    "local_response_norm_rank": lambda m: _f(m).local_response_norm(_z(m, 2, 3), 2),
+    "dropout1d_rank": lambda m: _f(m).dropout1d(_z(m, 2, 3, 4, 5)),
+    "dropout_p": lambda m: _f(m).alpha_dropout(_z(m, 2, 3), 1.5),
+    "embedding_bag_offsets_2d": lambda m: _f(m).embedding_bag(m.tensor([[0, 1]]), _z(m, 3, 2), m.tensor([0])),
+    "embedding_bag_no_offsets": lambda m: _f(m).embedding_bag(m.tensor([0, 1]), _z(m, 3, 2)),
+    "embedding_bag_mode": lambda m: _f(m).embedding_bag(m.tensor([[0, 1]]), _z(m, 3, 2), mode="foo"),
+    "embedding_bag_psw_mode": lambda m: _f(m).embedding_bag(m.tensor([[0, 1]]), _z(m, 3, 2),
+                                                            per_sample_weights=_z(m, 1, 2)),
+    "bilinear_sizes": lambda m: _f(m).bilinear(_z(m, 2, 3), _z(m, 2, 4), _z(m, 5, 4, 4)),
+    "cosine_similarity_shapes": lambda m: _f(m).cosine_similarity(_z(m, 2, 3), _z(m, 2, 4)),
+    "Conv1d_groups": lambda m: m.nn.Conv1d(3, 4, 3, groups=2),
+    "ConvTranspose2d_padding_mode": lambda m: m.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect"),
+    "GroupNorm_channels": lambda m: m.nn.GroupNorm(2, 3),
+    "InstanceNorm1d_rank": lambda m: m.nn.InstanceNorm1d(3)(_z(m, 2, 3, 4, 5)),
+    "BatchNorm3d_rank": lambda m: m.nn.BatchNorm3d(3)(_z(m, 2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors(name):
+    assert_same_error(ERRORS[name])

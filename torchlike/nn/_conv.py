@@ -113,13 +113,14 @@ def _check_conv(x, weight, bias, stride, padding, dilation, groups, transposed, 
         if x._data.dtype == np.float64:
             raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
         raise RuntimeError("non-positive dilation is not supported")
-    if transposed:
-        for o, s, d in zip(output_padding, stride, dilation):
-            if o >= s and o >= d:
-                raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                                   f"output_padding_height: {output_padding[0]} output_padding_width: "
-                                   f"{output_padding[-1]} stride_height: {stride[0]} stride_width: {stride[-1]} "
-                                   f"dilation_height: {dilation[0]} dilation_width: {dilation[-1]}")
+    if transposed and any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        words = ("depth", "height", "width")[3 - nd:] if nd > 1 else ("height", "width")
+        lead = (1,) * (len(words) - nd)  # conv_transpose1d runs as a 2-d kernel of height 1
+        parts = [f"{what}_{w}: {v}" for what, vals in (("output_padding", (0,) * len(lead) + tuple(output_padding)),
+                                                       ("stride", lead + tuple(stride)),
+                                                       ("dilation", lead + tuple(dilation)))
+                 for w, v in zip(words, vals)]
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {' '.join(parts)}")
 
 
 def _batched(input, nd, name):

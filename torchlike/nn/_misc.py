@@ -139,7 +139,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences. However, found offsets of type Tensor")
+                             "fixed length sequences. However, found offsets of type <class 'torch.Tensor'>")
         b, l = input.shape
         offsets = wrap(jnp.arange(0, b * l, l, dtype=input._data.dtype) if l else jnp.zeros(b, input._data.dtype))
         input = input.reshape(-1)
