@@ -52,7 +52,7 @@ def run(fn, arrays, saved=True, rtol=1e-7, atol=1e-9, grads=True):
     compare_graph(out_tl.grad_fn, out_th.grad_fn, check_saved=saved)
     if not grads:
         return
-    cot = RNG.standard_normal(out_th.shape)
+    cot = RNG.standard_normal(out_th.shape).astype(out_th.detach().numpy().dtype)
     out_tl.backward(tl.tensor(cot))
     out_th.backward(torch.tensor(cot))
     for a, b in zip(tl_in, th_in):
@@ -336,3 +336,24 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors(name):
     assert_same_error(ERRORS[name])
+
+
+def test_torch_level_names():
+    """torch.conv1d, torch.cosine_similarity, ... are the functional ones (same values)."""
+    x, w = X1, W1
+    for name, args in (("conv1d", (x, w, None, 1, 0, 1, 2)), ("cosine_similarity", (x, x[::-1])), ("pairwise_distance", (x, x[::-1])),
+                       ("pixel_shuffle", (X2, 2)), ("channel_shuffle", (X2, 2)), ("conv_transpose1d", (x, WT1[:, :1]))):
+        ours = getattr(tl, name)(*[tl.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
+        theirs = getattr(torch, name)(*[torch.tensor(a.copy()) if isinstance(a, np.ndarray) else a for a in args])
+        assert_same(ours, theirs, 1e-7, 1e-9)
+
+
+@pytest.mark.parametrize("name", ["conv2d", "max_pool3d", "interpolate", "group_norm"])
+def test_float32(name):
+    """float32 inputs keep float32 (and match torch within float32 rounding)."""
+    fn, arrays = {"conv2d": (lambda m, x, w: m.conv2d(x, w, groups=2), [X2, W2]),
+                  "max_pool3d": (lambda m, x: m.max_pool3d(x, 2), [X3]),
+                  "interpolate": (lambda m, x: m.interpolate(x, scale_factor=2, mode="bilinear"), [X2]),
+                  "group_norm": (lambda m, x: m.group_norm(x, 2), [X2])}[name]
+    arrays = [a.astype(np.float32) for a in arrays]
+    run(fn, arrays, saved=False, rtol=2e-5, atol=2e-5)
