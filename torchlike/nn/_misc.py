@@ -111,6 +111,10 @@ def _embedding_bag(weight, indices, offsets, per_sample_weights, *, mode, paddin
     seg = jnp.searchsorted(offsets, jnp.arange(n), side="right") - 1
     valid = (indices != padding_idx) & (seg < bags)
     rows = jnp.take(weight, indices, axis=0)
+    if scale_grad_by_freq:  # same value; the gradient of each row divided by its index's count, as torch
+        count = jnp.zeros(weight.shape[0], weight.dtype).at[indices].add(1)[indices][:, None]
+        fixed = jax.lax.stop_gradient(rows)
+        rows = fixed + (rows - fixed) / count
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[:, None]
     seg = jnp.where(valid, seg, bags)  # padding / trailing entries go to a dropped extra bag
