@@ -359,3 +359,34 @@ def test_float32(name):
                   "group_norm": (lambda m, x: m.group_norm(x, 2), [X2])}[name]
     arrays = [a.astype(np.float32) for a in arrays]
     run(fn, arrays, saved=False, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", ["dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout", "alpha_dropout"])
+def test_dropouts(name):
+    """Whole channels dropped (feature forms), kept ones scaled as torch, graph as torch's, identity in eval."""
+    x = {"dropout1d": X1, "dropout2d": X2, "dropout3d": X3}.get(name, X2) + 3
+    xt, xth = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    fn, fth = getattr(F, name), getattr(TF, name)
+    out, ref = fn(xt, 0.5, True), fth(xth, 0.5, True)
+    assert [n for n in _names(out)] == [n for n in _names(ref)]
+    y = np.asarray(out.detach()._data)
+    if name.startswith("dropout"):
+        kept = y != 0
+        np.testing.assert_allclose(y[kept], 2 * x[kept])
+    else:
+        a = 1 / np.sqrt((1.7580993408473766 ** 2 * 0.5 + 1) * 0.5)
+        dropped = np.isclose(y, -1.7580993408473766 * a + 1.7580993408473766 * a * 0.5)
+        np.testing.assert_allclose(y[~dropped], a * x[~dropped] + 1.7580993408473766 * a * 0.5)
+        kept = ~dropped
+    if name != "alpha_dropout":  # per channel: all or nothing
+        per_channel = kept.reshape(kept.shape[0], kept.shape[1], -1)
+        assert (per_channel.all(-1) | ~per_channel.any(-1)).all()
+    assert fn(xt, 0.5, False) is xt
+
+
+def _names(t):
+    node, names = t.grad_fn, []
+    while node is not None and node.next_functions:
+        names.append(node.name())
+        node = node.next_functions[0][0]
+    return names
