@@ -121,6 +121,13 @@ CASES = {
                                                           align_corners=False), [X2, arr(2, 3, 4, 2)]),
     "grid_sample_nearest": (lambda m, x, g: m.grid_sample(x, g, mode="nearest", align_corners=False),
                             [X2, arr(2, 3, 4, 2)]),
+    "grid_sample_bicubic": (lambda m, x, g: m.grid_sample(x, g * 1.3, mode="bicubic", align_corners=False),
+                            [X2, arr(2, 3, 4, 2)]),
+    "grid_sample_bicubic_reflect": (lambda m, x, g: m.grid_sample(x, g * 1.3, mode="bicubic",
+                                                                  padding_mode="reflection", align_corners=True),
+                                    [X2, arr(2, 3, 4, 2)]),
+    "grid_sample_bicubic_border": (lambda m, x, g: m.grid_sample(x, g * 1.3, mode="bicubic", padding_mode="border",
+                                                                 align_corners=False), [X2, arr(2, 3, 4, 2)]),
     "grid_sample3d": (lambda m, x, g: m.grid_sample(x, g, align_corners=True), [X3, arr(2, 2, 3, 4, 3)]),
     "affine_grid": (lambda m, t: m.affine_grid(t, (2, 4, 5, 6), align_corners=False), [arr(2, 2, 3)]),
     "affine_grid3d": (lambda m, t: m.affine_grid(t, (2, 4, 3, 5, 6), align_corners=True), [arr(2, 3, 4)]),
@@ -162,7 +169,8 @@ UNSAVED = {  # torchlike shows fewer _saved_ attributes on these nodes (the name
     "local_response_norm3", "local_response_norm4", "embedding_bag_2d_mean", "embedding_bag_sum_psw",
     "embedding_bag_max_pad", "embedding_bag_mean_pad", "embedding_bag_freq", "pairwise_distance", "pairwise_distance_keep",
     "cosine_similarity", "instance_norm", "group_norm", "group_norm_3d", "grid_sample", "grid_sample_border",
-    "grid_sample_reflect", "grid_sample_nearest", "grid_sample3d", "affine_grid", "affine_grid3d", "fold",
+    "grid_sample_reflect", "grid_sample_nearest", "grid_sample_bicubic", "grid_sample_bicubic_reflect",
+    "grid_sample_bicubic_border", "grid_sample3d", "affine_grid", "affine_grid3d", "fold",
     "bilinear_fn", "pad_constant",
 }
 

@@ -183,8 +183,12 @@ def _reflect(x, lo2, hi2):
     return jnp.where(jnp.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
 
 
-def _source(coord, n, padding_mode, align_corners):
-    x = ((coord + 1) / 2) * (n - 1) if align_corners else ((coord + 1) * n - 1) / 2
+def _unnormalize(coord, n, align_corners):
+    return ((coord + 1) / 2) * (n - 1) if align_corners else ((coord + 1) * n - 1) / 2
+
+
+def _padded(x, n, padding_mode, align_corners):
+    """torch's compute_coordinates: a source coordinate under the border / reflection padding modes."""
     if padding_mode == 1:  # border
         x = jnp.clip(x, 0, n - 1)
     elif padding_mode == 2:  # reflection
@@ -197,7 +201,8 @@ def _grid_forward(input, grid, *, interpolation_mode, padding_mode, align_corner
     N, C, *S = input.shape
     nd = len(S)
     O = grid.shape[1:-1]
-    src = [_source(grid[..., nd - 1 - j], S[j], padding_mode, align_corners) for j in range(nd)]  # D, H, W order
+    raw = [_unnormalize(grid[..., nd - 1 - j], S[j], align_corners) for j in range(nd)]  # D, H, W order
+    src = [_padded(x, n, padding_mode, align_corners) for x, n in zip(raw, S)]
     flat = input.reshape(N, C, -1)
     strides = [math.prod(S[j + 1:]) for j in range(nd)]
 
@@ -212,6 +217,16 @@ def _grid_forward(input, grid, *, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:  # nearest (round half to even, as nearbyint)
         return gather([jnp.round(s).astype(jnp.int32) for s in src])
+    if interpolation_mode == 2:  # bicubic (2-d): 4 x 4 taps, each tap's coordinate padded
+        lo = [jnp.floor(x) for x in raw]
+        ws = [_cubic_weights(x - l) for x, l in zip(raw, lo)]
+        out = 0
+        for i in range(4):
+            for j in range(4):
+                taps = [_padded(lo[0] - 1 + i, S[0], padding_mode, align_corners),
+                        _padded(lo[1] - 1 + j, S[1], padding_mode, align_corners)]
+                out = out + gather([t.astype(jnp.int32) for t in taps]) * (ws[0][i] * ws[1][j])[:, None]
+        return out
     lo = [jnp.floor(s) for s in src]
     out = 0
     for corner in range(2 ** nd):
@@ -235,8 +250,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError("torchlike: grid_sample(mode='bicubic') is not supported")
+    if mode == "bicubic" and input.ndim != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if align_corners is None:
         warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -250,7 +265,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions and "
                            f"batch size, but got input with sizes {list(input.shape)} and grid with sizes "
                            f"{list(grid.shape)}")
-    modes = {"bilinear": 0, "nearest": 1}
+    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
     pads = {"zeros": 0, "border": 1, "reflection": 2}
     return apply(_GRID[nd], (input, grid), (modes[mode], pads[padding_mode], bool(align_corners)))
 
