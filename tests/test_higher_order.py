@@ -180,6 +180,10 @@ OTHER = {  # ops/sorting.py, ops/other.py, ops/reduction.py's newer reductions, 
 for _n, (_f, _a) in OTHER.items():
     _add("other", _n, _f, _a)
 
+_LR = np.random.default_rng(14)  # AREAS["nn"]'s inputs (own generator: the later tables' draws stay as they were)
+_L1, _L1W, _L2, _L3, _L3W = (_LR.standard_normal(s) for s in ((1, 2, 5), (2, 2, 3), (1, 2, 5, 5), (1, 2, 3, 4, 3),
+                                                             (2, 2, 2, 2, 2)))
+
 # issue 14's later areas, one table each (cases "<area>.<name>")
 AREAS = {
     "linalg": {f"linalg_module.{n}": LM.CASES[n][:2] for n in (
@@ -268,6 +272,48 @@ AREAS = {
         "loss_multilabel_soft_margin": (lambda m, x, y: F(m).multilabel_soft_margin_loss(x, y, reduction="none"),
                                         [A, np.abs(UNIT)]),
         "loss_soft_margin": (lambda m, x: F(m).soft_margin_loss(x, m.tensor(np.sign(B)), reduction="none"), [A]),
+        # (spatial layers: tests/test_nn_spatial.py)
+        "layer_conv1d_transpose": (lambda m, x, w, v: (F(m).conv1d(x, w, stride=2, padding=1),
+                                                       F(m).conv_transpose1d(x, v, stride=2, output_padding=1)),
+                                   [_L1, _L1W, _L1W]),
+        "layer_conv3d": (lambda m, x, w: F(m).conv3d(x, w, padding=(0, 1, 0)), [_L3, _L3W]),
+        "layer_pad1d": (lambda m, x: (F(m).pad(x, (2, 1), mode="reflect"), F(m).pad(x, (1, 2), mode="replicate"),
+                                      F(m).pad(x, (1, -1), value=2.0)), [_L1]),
+        "layer_pad3d": (lambda m, x: (F(m).pad(x, (1, 0, 0, 1, 1, 1), mode="reflect"),
+                                      F(m).pad(x, (1, 0, 0, 1, 1, 1), mode="replicate"),
+                                      F(m).pad(x, (1, 0, 0, 1, 1, 1), mode="circular")), [_L3]),
+        "layer_pad2d_replicate": (lambda m, x: F(m).pad(x, (1, 2, 0, 1), mode="replicate"), [_L2]),
+        "layer_pool3d": (lambda m, x: (F(m).max_pool3d(x, 2, 1), F(m).avg_pool3d(x, 2, 1, 1)), [_L3]),
+        "layer_adaptive": (lambda m, x, y: (F(m).adaptive_avg_pool2d(x, 3), F(m).adaptive_max_pool2d(x, (2, 3)),
+                                            F(m).adaptive_avg_pool3d(y, 2)), [_L2, _L3]),
+        "layer_upsample_nearest": (lambda m, x, y, z: (
+            F(m).interpolate(x, scale_factor=1.5), F(m).interpolate(y, size=(3, 7)),
+            F(m).interpolate(z, scale_factor=2), F(m).interpolate(x, size=3, mode="nearest-exact"),
+            F(m).interpolate(y, scale_factor=1.5, mode="nearest-exact"),
+            F(m).interpolate(z, size=(2, 4, 4), mode="nearest-exact")), [_L1, _L2, _L3]),
+        "layer_upsample_linear": (lambda m, x, y, z: (
+            F(m).interpolate(x, scale_factor=1.5, mode="linear"),
+            F(m).interpolate(y, size=(3, 7), mode="bilinear", align_corners=True),
+            F(m).interpolate(y, scale_factor=1.4, mode="bicubic"),
+            F(m).interpolate(z, size=(2, 4, 4), mode="trilinear")), [_L1, _L2, _L3]),
+        "layer_grid_sample": (lambda m, x, g, y, h: (F(m).grid_sample(x, g, align_corners=False),
+                                                     F(m).grid_sample(y, h, align_corners=True)),
+                              [_L2, _LR.standard_normal((1, 2, 3, 2)), _L3, _LR.standard_normal((1, 2, 2, 1, 3))]),
+        "layer_affine_grid": (lambda m, t, u: (F(m).affine_grid(t, (1, 2, 3, 4), align_corners=False) ** 2,
+                                               F(m).affine_grid(u, (1, 2, 2, 3, 2), align_corners=True) ** 2),
+                              [_LR.standard_normal((1, 2, 3)), _LR.standard_normal((1, 3, 4))]),
+        "layer_fold_unfold": (lambda m, x, c: (F(m).unfold(x, 2, padding=1, stride=2),
+                                               F(m).fold(c, (3, 4), 2)), [_L2, _LR.standard_normal((1, 8, 6))]),
+        "layer_shuffles": (lambda m, x, y: (F(m).pixel_shuffle(x, 2), F(m).pixel_unshuffle(y, 2),
+                                            F(m).channel_shuffle(x, 2)),
+                           [_LR.standard_normal((1, 4, 2, 3)), _LR.standard_normal((1, 1, 4, 2))]),
+        "layer_norms": (lambda m, x, w, b: (F(m).group_norm(x, 2, w, b), F(m).rms_norm(x, (5,)),
+                                            F(m).instance_norm(x), F(m).local_response_norm(x, 2)),
+                        [_LR.standard_normal((2, 4, 5)), _LR.standard_normal(4), _LR.standard_normal(4)]),
+        "layer_bilinear_distances": (lambda m, a, b, w: (F(m).bilinear(a, b, w), F(m).pairwise_distance(a, b),
+                                                         F(m).cosine_similarity(a, b)),
+                                     [_LR.standard_normal((2, 3)), _LR.standard_normal((2, 3)),
+                                      _LR.standard_normal((2, 3, 3))]),
     },
 
     "rnn": {  # modules from test_nn_rnn.module_of (torch's seeded weights copied); x (T=4, B=3, 3)
@@ -677,6 +723,7 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "UniqueDimBackward0": "torch has no derivative for unique(dim=): backward raises",
     "UniqueConsecutiveBackward0": "torch has no derivative for unique_consecutive: backward raises",
     "SpecialZetaBackward2": "torch has no derivative for zeta(tensor, number) in its first argument: backward raises",
+    "EmbeddingBagBackward0": "torch has no derivative for _embedding_bag_backward: its double backward raises",
 }
 _OP_MODULES = ("torchlike.ops.", "torchlike.nn.")
 

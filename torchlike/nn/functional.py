@@ -535,3 +535,4 @@ from ._activations import *  # noqa: E402,F401,F403  (issue 14's activations and
 from ._losses import *  # noqa: E402,F401,F403
 from . import _activations, _losses  # noqa: E402
 __all__ += [n for n in _activations.__all__ + _losses.__all__ if n not in __all__]
+from ._spatial import *  # noqa: E402,F401,F403  (issue 14's spatial layers: _conv, _pooling, _padding, ...)

@@ -27,3 +27,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
 __all__ += [n for n in activation.__all__ + loss.__all__ if n not in __all__]  # noqa: F405
+from . import _spatial  # noqa: E402
+from ._spatial import *  # noqa: E402,F401,F403  (issue 14's spatial layers: padding, pooling, conv, ...)
+__all__ += [n for n in _spatial.__all__ if n not in __all__]

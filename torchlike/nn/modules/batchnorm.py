@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d (torch.nn's): running_mean / running_var / num_batches_tracked buffers,
+"""BatchNorm1d/2d/3d (torch.nn's): running_mean / running_var / num_batches_tracked buffers,
 ``momentum=None`` for a cumulative average, ``track_running_stats`` and ``affine`` as torch."""
 from ...ops.creation import empty, ones, tensor, zeros
 from ... import int64
@@ -7,7 +7,7 @@ from .._layers import batch_norm
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class _BatchNorm(Module):
@@ -97,3 +97,11 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) input over all but the channel dim."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

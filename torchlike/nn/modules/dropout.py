@@ -1,8 +1,8 @@
-"""Dropout (torch.nn.Dropout): zeroes elements with probability p in training mode, identity in eval mode."""
+"""Dropout, Dropout1d/2d/3d, AlphaDropout, FeatureAlphaDropout (torch.nn's): Dropout zeroes elements with probability p in training mode, identity in eval mode."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -24,3 +24,38 @@ class Dropout(_DropoutNd):
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """In training mode, zero whole channels of (N, C, L) / (C, L) with probability ``p``."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """In training mode, zero whole channels of (N, C, H, W) / (C, H, W) with probability ``p``."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """In training mode, zero whole channels of (N, C, D, H, W) / (C, D, H, W) with probability ``p``."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout keeping SELU's self-normalisation (training mode only)."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (training mode only)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

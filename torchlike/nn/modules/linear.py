@@ -2,7 +2,6 @@
 import math
 
 from ...ops.creation import empty
-from ...ops.linalg import einsum
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -84,13 +83,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
-        lead = input1.shape[:-1]
-        x1 = input1.reshape(-1, self.in1_features)
-        x2 = input2.reshape(-1, self.in2_features)
-        out = einsum("bi,oij,bj->bo", x1, self.weight, x2)
-        if self.bias is not None:
-            out = out + self.bias
-        return out.reshape(*lead, self.out_features)
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

@@ -1,12 +1,13 @@
-"""Embedding (torch.nn.Embedding): weight from normal_(0, 1), the padding_idx row zeroed, as torch."""
+"""Embedding and EmbeddingBag (torch.nn's): weight from normal_(0, 1), the padding_idx row zeroed, as torch."""
 from ..._internal import no_grad
 from ...ops.creation import empty
 from .. import init
 from .._layers import embedding
+from .._misc import embedding_bag
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -79,3 +80,58 @@ class Embedding(Module):
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxes of bags of embedding vectors, without materialising the per-index rows."""
+
+    __constants__ = ["num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
+                     "sparse", "include_last_offset", "padding_idx"]
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if padding_idx > 0 and padding_idx >= num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                if padding_idx < -num_embeddings:
+                    raise AssertionError("padding_idx must be within num_embeddings")
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                             self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx!r}"
+        return s

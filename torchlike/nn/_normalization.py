@@ -1,0 +1,117 @@
+"""group_norm (NativeGroupNormBackward0), and what torch composes: instance_norm (views around batch_norm),
+rms_norm (x * rsqrt(mean(x^2) + eps) * weight), local_response_norm (avg pooling of x^2 over channels)."""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._internal import apply, no_grad, op, views
+from ..ops import pointwise as _pw
+from ._layers import _check_mixed, batch_norm
+from ._padding import pad
+from ._pooling import avg_pool2d, avg_pool3d
+
+__all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm"]
+
+
+@op("AddBackward1", save=())
+def _add_scalar(self, *, other):
+    """self + a Python number, as torch's C++ composites record it (AddBackward1, not the Python AddBackward0)."""
+    return self + jnp.asarray(other, self.dtype)
+
+
+@_add_scalar.derivative
+def _(grad):
+    return grad
+
+
+@op("NativeGroupNormBackward0", outputs=("result", "result1", "result2"),
+    attrs=("N", "C", "HxW", "group", "eps"))
+def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
+    x = input.reshape(N, group, -1)
+    mean = jnp.mean(x, -1)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean[..., None]), -1) + eps)
+    out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
+    chan = (1, -1) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(chan)
+    if bias is not None:
+        out = out + bias.reshape(chan)
+    return out, mean, rstd
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each of ``num_groups`` channel groups per sample, then scale and shift per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    N, C = input.shape[:2]
+    if C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    _check_mixed(input, weight, bias)
+    hxw = math.prod(input.shape[2:])
+    return apply(_group_norm, (input, weight, bias), (N, C, hxw, int(num_groups), float(eps)))[0]
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Per-sample, per-channel normalisation, as torch: batch_norm of the (1, N*C, ...) view, with weight, bias
+    and running statistics repeated N times (the running statistics get the mean of the N updates)."""
+    if use_input_stats:
+        size = tuple(input.shape)
+        if math.prod(size[2:]) == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"torch.Size({list(size)})")
+    n, c = input.shape[:2]
+    x = input.contiguous().view(1, n * c, *input.shape[2:])
+    rep = [None if t is None else t.repeat(n) for t in (weight, bias)]
+    with no_grad():
+        stats = [None if t is None else t.repeat(n) for t in (running_mean, running_var)]
+    out = batch_norm(x, stats[0], stats[1], rep[0], rep[1], use_input_stats, momentum, eps)
+    if use_input_stats:
+        for t, s in zip((running_mean, running_var), stats):
+            if t is not None:
+                views._write_quiet(t, jnp.mean(s._data.reshape(n, c), 0))
+    return out.view(*input.shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x * rsqrt(mean(x^2 over the trailing ``normalized_shape`` dims) + eps) (* weight), composed as torch;
+    ``eps`` defaults to the dtype's machine epsilon."""
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(ns)}")
+    if input.ndim < len(ns) or tuple(input.shape[input.ndim - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*{', '.join(map(str, ns))}"
+                           f"], but got input of size{list(input.shape)}")
+    dims = list(range(input.ndim - 1, input.ndim - 1 - len(ns), -1))
+    if eps is None:
+        eps = float(jnp.finfo(input._data.dtype).eps)
+    out = input * _pw.rsqrt(apply(_add_scalar, (input.pow(2).mean(dims, keepdim=True),), (float(eps),)))
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of input^2 over ``size`` neighbouring channels) ** beta, composed as torch."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(*sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div

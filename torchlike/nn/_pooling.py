@@ -1,0 +1,362 @@
+"""Pooling: max / avg (MaxPool{2,3}DWithIndicesBackward0, AvgPool{2,3}DBackward0), adaptive avg / max
+(AdaptiveAvgPool{2,3}DBackward0, AdaptiveMaxPool2DBackward0) and lp pooling (composed, as torch). The 1-d forms
+unsqueeze, run the 2-d op and squeeze, as torch."""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._internal import apply, op
+from ..ops import pointwise as _pw, shape as _shape
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d",
+           "lp_pool2d", "lp_pool3d"]
+
+_WORDS = {1: "one", 2: "two", 3: "three"}
+
+
+def _ntuple(v, nd):
+    return v * nd if len(v) == 1 else v
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """torch's pooling_output_shape."""
+    span = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = span // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_geometry(shape, nd, kernel_size, stride, padding, dilation, ceil_mode):
+    k, p, d = _ntuple(kernel_size, nd), _ntuple(padding, nd), _ntuple(dilation, nd)
+    s = _ntuple(stride, nd) if stride else k
+    out = tuple(_pool_out(n, k_, s_, p_, d_, ceil_mode) for n, k_, s_, p_, d_ in zip(shape[-nd:], k, s, p, d))
+    lead = len(shape) - nd
+    pads = [(0, 0)] * lead + [(p_, max((o - 1) * s_ + d_ * (k_ - 1) + 1 - n - p_, 0))
+                              for n, k_, s_, p_, d_, o in zip(shape[lead:], k, s, p, d, out)]
+    return k, s, p, d, out, pads
+
+
+def _tuple_arg(fn, name, value, nd, allow_empty=False, verb="must either be"):
+    if value is None:
+        value = ()
+    elif isinstance(value, (int, np.integer)):
+        value = (int(value),) * nd
+    value = tuple(int(v) for v in value)
+    if len(value) not in ((0,) if allow_empty else ()) + (1, nd):
+        omitted = "omitted, " if allow_empty else ""
+        raise RuntimeError(f"{fn}: {name} {verb} {omitted}a single int, or a tuple of {_WORDS[nd]} ints")
+    return value
+
+
+def _pool_params(fn, nd, kernel_size, stride, padding, dilation=1):
+    return (_tuple_arg(fn, "kernel_size", kernel_size, nd), _tuple_arg(fn, "stride", stride, nd, True),
+            _tuple_arg(fn, "padding", padding, nd), _tuple_arg(fn, "dilation", dilation, nd, verb="must be either"))
+
+
+def _pool_shape(input, nd, k, s, p, d, ceil_mode, max_pool):
+    """torch's pool2d/3d checks; the output size."""
+    if max_pool and input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    if input.ndim < nd + 1:
+        if nd == 3:
+            raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
+                         f"{max(input.ndim, 1) - 1}], but got -3)")
+    k, s, p, d = _ntuple(k, nd), (_ntuple(s, nd) if s else _ntuple(k, nd)), _ntuple(p, nd), _ntuple(d, nd)
+    out = []
+    for n, k_, s_, p_, d_ in zip(input.shape[-nd:], k, s, p, d):
+        if s_ == 0:
+            raise RuntimeError("stride should not be zero")
+        if p_ < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p_}")
+        if p_ > ((k_ - 1) * d_ + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p_}, "
+                               f"kernel_size={k_} and dilation={d_}")
+        out.append(_pool_out(n, k_, s_, p_, d_, ceil_mode))
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[-1]}")
+    if min(s) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[-1]}")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[-1]}")
+    sh = input.shape
+    if 0 in sh[-nd - 1:] or (input.ndim == nd + 1 and sh[0] == 0):
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(sh)}")
+    if min(out) < 1:
+        if nd == 3 and not max_pool:
+            raise RuntimeError(f"input image (T: {sh[-3]} H: {sh[-2]} W: {sh[-1]}) smaller than kernel size (kT: "
+                               f"{k[0]} kH: {k[1]} kW: {k[2]})")
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, sh[-nd - 1:]))}). Calculated output size: "
+                           f"({'x'.join(map(str, (sh[-nd - 1],) + tuple(out)))}). Output size is too small")
+    return tuple(out)
+
+
+def _argmax_pair(a, b):
+    """reduce_window's reducer over (value, flat index): torch's pick is the first maximum, or the last NaN."""
+    av, ai = a
+    bv, bi = b
+    a_nan, b_nan = jnp.isnan(av), jnp.isnan(bv)
+    take_b = jnp.where(a_nan | b_nan, b_nan & (~a_nan | (bi > ai)), (bv > av) | ((bv == av) & (bi < ai)))
+    return jnp.where(take_b, bv, av), jnp.where(take_b, bi, ai)
+
+
+def _low(dtype):
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min
+
+
+def _max_pool_forward(nd):
+    def forward(self, *, kernel_size, stride, padding, dilation, ceil_mode):
+        k, s, p, d, out, pads = _pool_geometry(self.shape, nd, kernel_size, stride, padding, dilation, ceil_mode)
+        plane = self.shape[-nd:]
+        index = jnp.broadcast_to(jnp.arange(math.prod(plane), dtype=jnp.int64).reshape(plane), self.shape)
+        one = (1,) * (self.ndim - nd)
+        # padding reads (low, int64 max): it never beats an input element, even one equal to low
+        return jax.lax.reduce_window((self, index), (jnp.asarray(_low(self.dtype), self.dtype),
+                                                     jnp.asarray(np.iinfo(np.int64).max)),
+                                     _argmax_pair, one + k, one + s, pads, window_dilation=one + d)
+    return forward
+
+
+def _scatter(grad, idx, shape, nd):
+    """Backward of the max poolings: each gradient to its maximum's flat index within its plane."""
+    lead = shape[:len(shape) - nd]
+    n = math.prod(lead)
+    flat = jnp.zeros((n, math.prod(shape[len(lead):])), grad.dtype)
+    return flat.at[jnp.arange(n)[:, None], idx.reshape(n, -1)].add(grad.reshape(n, -1)).reshape(shape)
+
+
+def _max_pool_op(nd, name):
+    entry = op(name, save=("self", "result1"), outputs=("result", "result1"),
+               attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"))(_max_pool_forward(nd))
+
+    @entry.derivative
+    def _(grads, self, result1):
+        return _scatter(grads[0], result1, self.shape, nd)
+    return entry
+
+
+_MAX_POOL = {nd: _max_pool_op(nd, f"MaxPool{nd}DWithIndicesBackward0") for nd in (2, 3)}
+
+
+def _max_poolnd(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    k, s, p, d = _pool_params(fn, nd, kernel_size, stride, padding, dilation)
+    _pool_shape(input, nd, k, s, p, d, ceil_mode, True)
+    out, indices = apply(_MAX_POOL[nd], (input,), (k, s, p, d, bool(ceil_mode)))
+    return (out, indices) if return_indices else out
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-D max pooling over (N, C, H, W) or (C, H, W) (MaxPool2DWithIndicesBackward0); with
+    ``return_indices=True`` also the flat ``h * W + w`` index of each maximum."""
+    return _max_poolnd(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W) (MaxPool3DWithIndicesBackward0)."""
+    return _max_poolnd(3, "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _one(v):
+    return (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
+
+
+def _via_2d(input, fn, name):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+    out = fn(_shape.unsqueeze(input, -2))
+    return tuple(_shape.squeeze(o, -2) for o in out) if isinstance(out, tuple) else _shape.squeeze(out, -2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-D max pooling over (N, C, L) or (C, L): max_pool2d over an unsqueezed height-1 dim, as torch."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    k, p, d = _one(kernel_size), _one(padding), _one(dilation)
+    s = k if stride is None or _one(stride) == () else _one(stride)
+    n = input.shape[-1]
+    if (n + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1 < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: "
+                           f"{(n + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1}")
+    return _via_2d(input, lambda x: max_pool2d(x, (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode, return_indices),
+                   "max_pool1d")
+
+
+@op("AvgPool2DBackward0", save=("self",),
+    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"))
+def _avg_pool2(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _avg_forward(2, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@op("AvgPool3DBackward0", save=("self",),
+    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"))
+def _avg_pool3(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _avg_forward(3, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _avg_forward(nd, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, d, out, pads = _pool_geometry(self.shape, nd, kernel_size, stride, padding, (1,), ceil_mode)
+    one = (1,) * (self.ndim - nd)
+    total = jax.lax.reduce_window(self, np.zeros((), self.dtype), jax.lax.add, one + k, one + s, pads)
+    if divisor_override:
+        div = np.full(out, divisor_override)
+    else:  # torch: windows clipped to the padded input (count_include_pad) or to the input itself
+        div = np.ones((), np.int64)
+        for i, (n, k_, s_, p_, o) in enumerate(zip(self.shape[-nd:], k, s, p, out)):
+            start = np.arange(o) * s_ - p_
+            end = np.minimum(start + k_, n + p_)
+            ext = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+            div = div[..., None] * ext.reshape((1,) * i + (o,))
+    if jnp.issubdtype(self.dtype, jnp.integer):
+        return jax.lax.div(total, jnp.broadcast_to(jnp.asarray(div, self.dtype), total.shape))
+    return total / jnp.asarray(div, self.dtype)
+
+
+_AVG_POOL = {2: _avg_pool2, 3: _avg_pool3}
+
+
+def _avg_poolnd(nd, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, _ = _pool_params(fn, nd, kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _pool_shape(input, nd, k, s, p, (1,), ceil_mode, False)
+    return apply(_AVG_POOL[nd], (input,), (k, s, p, bool(ceil_mode), bool(count_include_pad),
+                                           None if divisor_override is None else int(divisor_override)))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-D average pooling over (N, C, H, W) or (C, H, W) (AvgPool2DBackward0)."""
+    return _avg_poolnd(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W) (AvgPool3DBackward0)."""
+    return _avg_poolnd(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-D average pooling: avg_pool2d over an unsqueezed height-1 dim, as torch."""
+    k, p = _one(kernel_size), _one(padding)
+    s = k if stride is None or _one(stride) == () else _one(stride)
+    return _via_2d(input, lambda x: avg_pool2d(x, (1,) + k, (1,) + s, (0,) + p, ceil_mode, count_include_pad),
+                   "avg_pool1d")
+
+
+# ----- adaptive pooling --------------------------------------------------------------------------------------
+def _windows(n, o):
+    i = np.arange(o)
+    return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _adaptive_avg(self, *, output_size):
+    """A box mean is separable: one averaging matrix per pooled dim."""
+    nd = len(output_size)
+    out = self
+    for j, o in enumerate(output_size):
+        n = self.shape[self.ndim - nd + j]
+        start, end = _windows(n, o)
+        cols = np.arange(n)
+        m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
+        out = jnp.moveaxis(jnp.tensordot(jnp.moveaxis(out, self.ndim - nd + j, -1), jnp.asarray(m, self.dtype).T,
+                                         1, precision=jax.lax.Precision.HIGHEST), -1, self.ndim - nd + j)
+    return out
+
+
+_ADAPTIVE_AVG = {nd: op(f"AdaptiveAvgPool{nd}DBackward0", save=("self",))(_adaptive_avg) for nd in (2, 3)}
+
+
+@op("AdaptiveMaxPool2DBackward0", save=("self", "result1"), outputs=("result", "result1"))
+def _adaptive_max2(self, *, output_size):
+    (oh, ow), (H, W) = output_size, self.shape[-2:]
+    (sh, eh), (sw, ew) = _windows(H, oh), _windows(W, ow)
+    kh, kw = int(max(eh - sh)), int(max(ew - sw))
+    ih = np.minimum(sh[:, None] + np.arange(kh), eh[:, None] - 1)  # (oh, kh); repeats never beat the first max
+    iw = np.minimum(sw[:, None] + np.arange(kw), ew[:, None] - 1)
+    win = self[..., ih[:, :, None, None], iw[None, None, :, :]]  # (..., oh, kh, ow, kw)
+    win = jnp.swapaxes(win, -3, -2).reshape(self.shape[:-2] + (oh, ow, kh * kw))
+    flat = (ih[:, None, :, None] * W + iw[None, :, None, :]).reshape(oh, ow, kh * kw)
+    pick = jnp.argmax(win, -1)
+    return jnp.take_along_axis(win, pick[..., None], -1)[..., 0], jnp.asarray(flat)[
+        np.arange(oh)[:, None], np.arange(ow)[None, :], pick].astype(jnp.int64)
+
+
+@_adaptive_max2.derivative
+def _(grads, self, result1):
+    return _scatter(grads[0], result1, self.shape, 2)
+
+
+def _output_size(output_size, nd, shape):
+    size = (output_size,) * nd if isinstance(output_size, (int, np.integer)) or output_size is None \
+        else tuple(output_size)
+    return tuple(shape[len(shape) - nd + i] if v is None else int(v) for i, v in enumerate(size))
+
+
+def _adaptive_check(input, nd, fn, colon=""):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} {list(input.shape)}")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average over adaptive windows to an (oH, oW) output (AdaptiveAvgPool2DBackward0); None keeps a size."""
+    _adaptive_check(input, 2, "adaptive_avg_pool2d")
+    return apply(_ADAPTIVE_AVG[2], (input,), (_output_size(output_size, 2, input.shape),))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average over adaptive windows to an (oD, oH, oW) output (AdaptiveAvgPool3DBackward0)."""
+    _adaptive_check(input, 3, "adaptive_avg_pool3d")
+    return apply(_ADAPTIVE_AVG[3], (input,), (_output_size(output_size, 3, input.shape),))
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """adaptive_avg_pool2d over an unsqueezed height-1 dim, as torch."""
+    size = _output_size(output_size, 1, input.shape)
+    return _via_2d(input, lambda x: adaptive_avg_pool2d(x, (1,) + size), "adaptive_avg_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows (AdaptiveMaxPool2DBackward0); ``return_indices``: flat h * W + w indices."""
+    _adaptive_check(input, 2, "adaptive_max_pool2d", ":")
+    out, idx = apply(_adaptive_max2, (input,), (_output_size(output_size, 2, input.shape),))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """adaptive_max_pool2d over an unsqueezed height-1 dim, as torch."""
+    size = _output_size(output_size, 1, input.shape)
+    return _via_2d(input, lambda x: adaptive_max_pool2d(x, (1,) + size, return_indices), "adaptive_max_pool1d")
+
+
+# ----- lp pooling (torch composes it) ------------------------------------------------------------------------
+def _lp(out, norm_type, n):
+    return (_pw.sign(out) * _pw.relu(_pw.abs(out))).mul(n).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x ** p) ** (1 / p), composed as torch: avg_pool1d of x.pow(p), rescaled."""
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, kernel_size)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling, composed as torch: avg_pool2d of x.pow(p), rescaled."""
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, (int, np.integer)) else kernel_size
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, kh * kw)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-D power-average pooling, composed as torch: avg_pool3d of x.pow(p), rescaled."""
+    k = (kernel_size,) * 3 if isinstance(kernel_size, (int, np.integer)) else kernel_size
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, math.prod(k))
