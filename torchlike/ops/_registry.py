@@ -591,6 +591,15 @@ def _scalar(value):
 def _check_inplace(target, overlap=None):
     """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace)."""
     if _gm._state.grad_enabled and target._requires_grad:
+        _check_autograd_inplace(target)
+    if target._sgeom is not None:
+        _views._check_overlap(target, overlap)
+
+
+def _check_autograd_inplace(target):
+    """torch's autograd checks of an in-place target (a leaf, a view of a leaf, ...): before the op's own
+    argument checks, as torch's autograd kernel runs before the op's."""
+    if _gm._state.grad_enabled and target._requires_grad:
         if target._base is not None:  # torch's check_inplace: a view torch forbids to modify, a view of a leaf
             _views._check_view_inplace(target)
         elif target._grad_fn is None:
@@ -599,8 +608,6 @@ def _check_inplace(target, overlap=None):
         if base is not None and target._requires_grad and base._requires_grad and base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-    if target._sgeom is not None:
-        _views._check_overlap(target, overlap)
 
 
 def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
-from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
+from ._registry import op, OpDef, _apply, _apply_inplace, _check_autograd_inplace, _scalar, _bucket
 from ._views import _view_apply, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
 from .creation import _check_fits
@@ -750,6 +750,7 @@ def _scatter_args(input, dim, index, src):
 
 
 def _scatter_(self, dim, index, src=None, *, value=None):
+    _check_autograd_inplace(self)
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
@@ -772,6 +773,7 @@ def scatter(input, dim, index, src=None, *, value=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    _check_autograd_inplace(self)
     dim = _scatter_args(self, dim, index, src)
     _check_input_overlap(self, (index, src), strict=True)
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
@@ -842,6 +844,7 @@ def _index_add_args(self, dim, index, source, alpha=1):
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
+    _check_autograd_inplace(self)
     dim = _index_add_args(self, dim, index, source, alpha)
     _check_input_overlap(self, (index, source), strict=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
@@ -893,6 +896,7 @@ def _masked_fill_args(input, mask, value):
 
 
 def _masked_fill_(self, mask, value):
+    _check_autograd_inplace(self)
     entry, value = _masked_fill_args(self, mask, value)
     shape = _broadcast_shapes(tuple(mask.shape), tuple(self.shape))
     if shape != tuple(self.shape):

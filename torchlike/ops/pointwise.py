@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
-from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef, _refused
+from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused
 from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
@@ -1293,6 +1293,7 @@ def _check_rounding_mode(rounding_mode):
 
 
 def _div_(self, other, *, rounding_mode=_NO_MODE):
+    _check_autograd_inplace(self)
     if rounding_mode is _NO_MODE or rounding_mode is None:
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
@@ -2033,6 +2034,7 @@ def _zero_(self):
 @public(name="fill_", function=False)
 def _fill_(self, value):
     """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3)."""
+    _check_autograd_inplace(self)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -2048,6 +2050,7 @@ def _fill_(self, value):
 def _copy_(self, src, non_blocking=False):
     """Copy src's values (a tensor, broadcast and cast to self's dtype, or a number) into self
     (torch::autograd::CopyBackwards)."""
+    _check_autograd_inplace(self)
     if not isinstance(src, Tensor):
         if not isinstance(_number(src), (bool, int, float, complex)):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
