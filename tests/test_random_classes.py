@@ -69,3 +69,71 @@ def _detach_in_inference(m, view):
 @pytest.mark.parametrize("view", [False, True, None])
 def test_detach_in_inference_mode_changes_nothing(view):
     _same(lambda m: _detach_in_inference(m, view))
+
+
+# ----- an in-place op whose result type is promoted past self's dtype: torch's kernel refusal names the promoted
+# dtype (complex64.div_(float64, floor): 'ComplexDouble'); clamp with number bounds names self's C++ type
+_DTYPES = ["bool", "int64", "int32", "float32", "float64", "complex64", "complex128"]
+_INPLACE = {
+    "clamp_max_": lambda s, o: s.clamp_max_(o), "clamp_min_": lambda s, o: s.clamp_min_(o),
+    "div_floor": lambda s, o: s.div_(o, rounding_mode="floor"), "div_trunc": lambda s, o: s.div_(o, rounding_mode="trunc"),
+    "floor_divide_": lambda s, o: s.floor_divide_(o), "remainder_": lambda s, o: s.remainder_(o),
+    "fmod_": lambda s, o: s.fmod_(o), "clamp_": lambda s, o: s.clamp_(o, o), "atan2_": lambda s, o: s.atan2_(o),
+    "hypot_": lambda s, o: s.hypot_(o), "pow_": lambda s, o: s.pow_(o), "addcmul_": lambda s, o: s.addcmul_(o, o),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INPLACE))
+def test_inplace_refusal_names_promoted_dtype(name):
+    for a in _DTYPES:
+        for b in _DTYPES:
+            _same(lambda m: _INPLACE[name](m.ones(2, dtype=getattr(m, a)), m.ones(2, dtype=getattr(m, b))))
+
+
+_CLAMP_NUMBER = {
+    "clamp_max_": lambda m, s, v: s.clamp_max_(v), "clamp_min_": lambda m, s, v: s.clamp_min_(v),
+    "clamp_": lambda m, s, v: s.clamp_(v, v), "clamp_min_kw": lambda m, s, v: s.clamp_(min=v),
+    "clamp_out_self": lambda m, s, v: m.clamp(s, v, out=s) if not isinstance(v, complex) else None,
+    "clamp_max_out_self": lambda m, s, v: m.clamp_max(s, v, out=s),
+    "clamp_max_out": lambda m, s, v: m.clamp_max(s, v, out=m.ones(2, dtype=s.dtype)),
+    "clamp_min_function": lambda m, s, v: m.clamp_min(s, v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CLAMP_NUMBER))
+def test_clamp_with_number_bounds_errors(name):
+    for a in _DTYPES:
+        for v in (2, -1.5, True, 1j):
+            _same(lambda m: _CLAMP_NUMBER[name](m, m.ones(2, dtype=getattr(m, a)), v))
+
+
+def test_allclose_isclose_shape_errors():
+    for dt in ("bool", "float64", "int64"):
+        _same(lambda m: m.allclose(m.ones(2, 3, dtype=getattr(m, dt)), m.ones(3, 3, dtype=getattr(m, dt))))
+        _same(lambda m: m.isclose(m.ones(2, 3, dtype=getattr(m, dt)), m.ones(3, 3, dtype=getattr(m, dt))))
+
+
+# ----- a node with trailing integer outputs (max(dim)'s indices): torch's node never registers them, so its hooks
+# and _input_metadata see only the differentiable outputs
+_MULTI = {"max_dim": lambda m, x: m.max(x, 1), "min_dim": lambda m, x: x.min(0), "sort": lambda m, x: x.sort(1),
+          "topk": lambda m, x: x.topk(2), "kthvalue": lambda m, x: x.kthvalue(1), "median": lambda m, x: x.median(1),
+          "mode": lambda m, x: x.mode(1), "aminmax": lambda m, x: m.aminmax(x, dim=1),
+          "cummax": lambda m, x: x.cummax(1), "max_all": lambda m, x: x.max()}
+
+
+def _hooked(m, name):
+    x = m.tensor([[1., 3., 2.], [0.5, -1., 4.]], requires_grad=True)
+    out = _MULTI[name](m, x)
+    v = out[0] if isinstance(out, tuple) else out
+    log = []
+    v.grad_fn.register_prehook(lambda go: log.append(("pre", [None if g is None else g.tolist() for g in go])))
+    v.grad_fn.register_hook(lambda gi, go: log.append(("post", [None if g is None else g.tolist() for g in gi],
+                                                        [None if g is None else g.tolist() for g in go])))
+    n_meta = len(v.grad_fn._input_metadata)
+    (v * 2).sum().backward()
+    return log, n_meta, x.grad.tolist()
+
+
+@pytest.mark.parametrize("name", sorted(_MULTI))
+def test_node_hooks_see_differentiable_outputs_only(name):
+    _same(lambda m: _hooked(m, name))

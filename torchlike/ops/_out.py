@@ -27,6 +27,7 @@ _DTYPE_RULES = {
     None: (RuntimeError, "result type {r} can't be cast to the desired output type {o}", True),
     "cat": (TypeError, "torch.cat(): input types can't be cast to the desired output type {o}", True),
     "found": (RuntimeError, "Found dtype {o} but expected {r}", False),
+    "cpp": (RuntimeError, "result type {r} can't be cast to the desired output type {oc}", True),
     "bool_only": (RuntimeError, "{n} does not support non-boolean outputs.", False),
     "where": (RuntimeError, "Expected out type to be {r} but got {o}", False),
     "mm": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),

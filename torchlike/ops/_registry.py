@@ -62,6 +62,15 @@ class _OpNode(Node):
 
     _op = None
 
+    def _n_grad_outputs(self):
+        """A table op's trailing integer outputs (max(dim)'s indices, sort's) are not differentiable: torch's node
+        never registers them, so its hooks and ``_input_metadata`` see one output fewer each."""
+        meta = self._out_meta
+        n = len(meta)
+        while n > 1 and meta[n - 1] is not None and meta[n - 1].dtype.kind not in "fcV":
+            n -= 1
+        return n
+
     def _apply(self, grads, mask=None):
         saved = self._for_backward
         if _FREED in saved:

@@ -862,11 +862,20 @@ def _int_division_(entry, self, other, extra=()):
     return _binary_inplace(entry, self, other, extra)
 
 
-def _check_cast(result_dtype, self):
+def _check_cast(result_dtype, self, entry=None, inputs=(), extra=()):
+    """torch's cast check of an in-place result into self; then, when ``entry`` (the op, run on ``inputs`` with
+    statics ``extra`` after the dtype) computes in a promoted dtype, torch's kernel refusal names that dtype."""
     dst = self._data.dtype
-    if result_dtype != dst and not _can_cast(result_dtype, dst):
-        raise RuntimeError(f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
-                           f"{_type_word(dst)}")
+    if result_dtype != dst:
+        if not _can_cast(result_dtype, dst):
+            raise RuntimeError(f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
+                               f"{_type_word(dst)}")
+        if entry is not None and entry.refuse is not None and np.dtype(result_dtype).kind in entry.refuse:
+            statics = dict(zip(entry.statics, (result_dtype,) + tuple(extra)))
+            error = _refused(entry.refuse, result_dtype, statics, [
+                t._data.astype(result_dtype) if isinstance(t, Tensor) else t for t in inputs])
+            if error is not None:
+                raise error
 
 
 def _check_inplace_shape(self, *others):
@@ -880,13 +889,13 @@ def _check_inplace_shape(self, *others):
                            f"{list(shape)}")
 
 
-def _inplace_checks(self, *others, result_dtype=None):
+def _inplace_checks(self, *others, result_dtype=None, entry=None):
     """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
-    of the result type (``result_dtype``) to self's dtype."""
+    of the result type (``result_dtype``) to self's dtype (and ``entry``'s refusal of it: see _check_cast)."""
     _check_inplace(self)
     _check_inplace_shape(self, *others)
     if result_dtype is not None:
-        _check_cast(result_dtype, self)
+        _check_cast(result_dtype, self, entry, (self,) + others)
 
 
 def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
@@ -896,11 +905,12 @@ def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None,
     if check is not None:
         check(self, other)
     _check_inplace_shape(self, other)
-    _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self)
     if alpha is not None:
-        if alpha != 1:
-            _check_alpha(self._data.dtype, alpha)
         extra = (alpha,)
+    _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self, entry,
+                (self, _wrap_scalar(other)), extra)
+    if alpha is not None and alpha != 1:
+        _check_alpha(self._data.dtype, alpha)
     return _apply_inplace(entry, self, (self, _wrap_scalar(other)), (self._data.dtype,) + extra)
 
 
@@ -1535,7 +1545,7 @@ def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
         _check_tensor_arg(name, "tensor1", 1, tensor1)
         _check_tensor_arg(name, "tensor2", 2, tensor2)
-        _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value))
+        _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value), entry=entry)
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
 
@@ -1676,9 +1686,17 @@ def _check_bound(v):
         raise TypeError(f"clamp bounds must be tensors or numbers, not {type(v).__name__}")
 
 
-def _clamp_rule(bound):
-    """out='s dtype rule of clamp: exact for scalar bounds, TensorIterator's cast for tensor bounds."""
-    return None if isinstance(bound, Tensor) else "found"
+def _clamp_rule(bound, input, out):
+    """out='s dtype rule of clamp: exact for scalar bounds (out the input: the in-place op's), TensorIterator's cast
+    for tensor bounds."""
+    return None if isinstance(bound, Tensor) else "cpp" if out is input else "found"
+
+
+def _check_clamp_cast(dt, self):
+    """The cast check of clamp_ with scalar bounds: its message names self's C++ type."""
+    if not _can_cast(dt, self._data.dtype):
+        raise RuntimeError(f"result type {_type_word(dt)} can't be cast to the desired output type "
+                           f"{_CPP[self._data.dtype.name]}")
 
 
 def _clamp_args(input, min, max):  # noqa: A002
@@ -1715,9 +1733,8 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
     if statics[-1] != self._data.dtype:
         if entry is not _clamp_scalar:  # (tensor bounds: TensorIterator's message; scalar bounds name the C++ type)
             _check_cast(statics[-1], self)
-        elif not _can_cast(statics[-1], self._data.dtype):
-            raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
-                               f"{_CPP[self._data.dtype.name]}")
+        else:
+            _check_clamp_cast(statics[-1], self)
         statics = statics[:-1] + (self._data.dtype,)
     return _apply_inplace(entry, self, args, statics)
 
@@ -1727,7 +1744,7 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
     if out is not None:
         return _write_out("clamp", lambda: clamp(input, min, max), out, (input, min, max),
-                          _clamp_rule(min) and _clamp_rule(max))
+                          _clamp_rule(min, input, out) and _clamp_rule(max, input, out))
     entry, args, statics = _clamp_args(input, min, max)
     return _apply(entry, args, statics)
 
@@ -1735,8 +1752,8 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
 
 
 def _clamp_one(scalar_entry, tensor_entry, input, bound):
-    if input._data.dtype.kind == "c" and not isinstance(bound, Tensor):  # (a tensor bound: broadcast first)
-        raise NotImplementedError(_CLAMP_COMPLEX[1])
+    if not isinstance(bound, Tensor) and (input._data.dtype.kind == "c" or isinstance(bound, complex)):
+        raise NotImplementedError(_CLAMP_COMPLEX[1])  # (a tensor bound: broadcast first)
     _check_bound(bound)
     if isinstance(bound, Tensor):
         return tensor_entry, (input, bound), (_binary_dtype(input, bound),)
@@ -1747,7 +1764,11 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
-        _inplace_checks(self, *args, result_dtype=statics[-1])
+        if entry is scalar_entry:
+            _check_inplace(self)
+            _check_clamp_cast(statics[-1], self)
+        else:
+            _inplace_checks(self, *args, result_dtype=statics[-1], entry=entry)
         return _apply_inplace(entry, self, args, statics[:-1] + (self._data.dtype,))
     return fn_
 
@@ -1756,7 +1777,7 @@ def _clamp_one_(scalar_entry, tensor_entry):
 def clamp_min(input, min, *, out=None):  # noqa: A002
     """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
     if out is not None:
-        return _write_out("clamp_min", lambda: clamp_min(input, min), out, (input, min), _clamp_rule(min))
+        return _write_out("clamp_min", lambda: clamp_min(input, min), out, (input, min), _clamp_rule(min, input, out))
     return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
 
 
@@ -1764,7 +1785,7 @@ def clamp_min(input, min, *, out=None):  # noqa: A002
 def clamp_max(input, max, *, out=None):  # noqa: A002
     """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
     if out is not None:
-        return _write_out("clamp_max", lambda: clamp_max(input, max), out, (input, max), _clamp_rule(max))
+        return _write_out("clamp_max", lambda: clamp_max(input, max), out, (input, max), _clamp_rule(max, input, out))
     return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
 
 
@@ -1961,7 +1982,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
     try:
         result = _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-    except ValueError:  # torch's error when the operands do not broadcast
+    except (TypeError, ValueError):  # torch's error when the operands do not broadcast
         _check_broadcast([input._data, other._data])
         raise
     result = _layout.laid_out(_layout.ti, (input, other), (result,))[0]
