@@ -49,12 +49,6 @@ GRAD_MODE_WEIGHTS = [40, 3, 0.5, 0.7]
 # skipped in both), or checked where the step is built. generate(..., exclude=KNOWN_OPEN) and the CLI without --all
 # leave them all out; --all runs everything.
 KNOWN_OPEN = {
-    "inplace_compare_int": {"why": "GEN_REPORT class C (rest): an in-place comparison into an integer or bool tensor "
-                                   "with an operand that requires grad: torch records LtBackward1 on the integer "
-                                   "tensor (it requires grad; later ops raise 'Autograd not support dtype: Long' or an "
-                                   "internal assert); torchlike leaves it without history",
-                            "when": lambda X, a, b, c: X.name in ("eq_", "ne_", "gt_", "lt_", "ge_", "le_") and
-                            not _is(a, "float", "complex") and getattr(b, "requires_grad", False)},
     "out_alias": {"why": "out= that is also an input of the op (mm(x, x.t(), out=x), cat([x, x], out=x)): torch "
                          "resizes out before it reads the inputs (so reads the resized memory), or refuses the "
                          "overlap ('some elements of the input tensor and the written-to tensor refer to a single "

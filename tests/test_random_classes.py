@@ -19,7 +19,7 @@ def _observe(m, fn):
     seen = []
     for t in outs:
         if isinstance(t, (m.Tensor,)):
-            seen.append((np.asarray(t.detach().tolist()).tolist(), str(t.dtype).split(".")[-1], tuple(t.stride()),
+            seen.append((repr(np.asarray(t.detach().tolist()).tolist()), str(t.dtype).split(".")[-1], tuple(t.stride()),
                          t.requires_grad, None if t.grad_fn is None else t.grad_fn.name(), t._version))
         else:
             seen.append(t if not isinstance(t, np.ndarray) else t.tolist())
@@ -137,3 +137,103 @@ def _hooked(m, name):
 @pytest.mark.parametrize("name", sorted(_MULTI))
 def test_node_hooks_see_differentiable_outputs_only(name):
     _same(lambda m: _hooked(m, name))
+
+
+# ----- a value that requires grad written in place into an integer or bool tensor: torch records the node on the
+# integer tensor (FillBackward3, MaskedFillBackward1, EqBackward1, CopySlices; copy_ excepted), which then requires
+# grad; a differentiable op with an integer result from it is refused, and a gradient reaching it is torch's engine
+# assert
+def _x(m):
+    return m.tensor(1.5, requires_grad=True)
+
+
+def _y(m):
+    return m.tensor(np.arange(6.0).reshape(2, 3) / 5, requires_grad=True)
+
+
+def _ints(m, dtype="long"):
+    return m.zeros(2, 3, dtype=getattr(m, dtype))
+
+
+def _mask(m):
+    return m.tensor([[True, False, True], [False, False, True]])
+
+
+_WRITES = {
+    "fill_": lambda m: _ints(m, "bool").fill_(_x(m)),
+    "masked_fill_": lambda m: _ints(m).masked_fill_(_mask(m), _x(m)),
+    "eq_": lambda m: _ints(m).eq_(_y(m)),
+    "lt_bool": lambda m: _ints(m, "bool").lt_(_x(m)),
+    "ge_number_target_grad": lambda m: _ints(m).masked_fill_(_mask(m), _x(m)).ge_(1),
+    "view_fill_": lambda m: (lambda i: (i[0].fill_(_x(m)), i)[1])(_ints(m)),
+    "view_eq_": lambda m: (lambda i: (i[0].eq_(_x(m)), i)[1])(_ints(m)),
+    "setitem_mask": lambda m: (lambda i: (i.__setitem__(_mask(m), _x(m)), i)[1])(_ints(m)),
+    "setitem_fill": lambda m: (lambda i: (i.__setitem__((0,), _x(m)), i)[1])(_ints(m)),
+    "setitem_copy": lambda m: (lambda i: (i.__setitem__(slice(None), _y(m)), i)[1])(_ints(m)),
+    "setitem_copy_0d": lambda m: (lambda i: (i.__setitem__(0, _x(m)), i)[1])(m.zeros(3, dtype=m.long)),
+    "copy_": lambda m: _ints(m, "bool").copy_(_y(m)),
+    "where": lambda m: m.where(_mask(m), _ints(m), _y(m)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_WRITES))
+def test_grad_value_written_into_integer_tensor(case):
+    _same(_WRITES[case])
+
+
+def _int_with_grad(m):
+    return _ints(m).masked_fill_(_mask(m), _x(m))
+
+
+_AFTER = {
+    "mul_int": lambda i: i * 2, "mul_float": lambda i: i * 2.5, "sum": lambda i: i.sum(), "float": lambda i: i.float(),
+    "neg": lambda i: -i, "gt": lambda i: i > 0, "view": lambda i: i.view(6), "t": lambda i: i.t(),
+    "getitem": lambda i: i[0], "clone": lambda i: i.clone(), "detach": lambda i: i.detach(), "abs": lambda i: i.abs(),
+    "sin": lambda i: i.sin(), "mean": lambda i: i.float().mean(), "where": lambda i: i.where(i > 0, 0),
+    "expand": lambda i: i.expand(2, 2, 3), "repeat": lambda i: i.repeat(2, 1),
+    "div": lambda i: i / 2, "max": lambda i: i.max(), "argmax": lambda i: i.argmax(), "mul_": lambda i: i.mul_(2),
+    "add_": lambda i: i.add_(1), "fill_": lambda i: i.fill_(3), "zero_": lambda i: i.zero_(), "bool": lambda i: i.bool(),
+    "long": lambda i: i.long(), "double": lambda i: i.double(), "pow": lambda i: i ** 2,
+}
+
+
+@pytest.mark.parametrize("case", sorted(_AFTER))
+def test_ops_on_integer_tensor_that_requires_grad(case):
+    _same(lambda m: _AFTER[case](_int_with_grad(m)))
+
+
+_BACKWARD = {
+    "to_double": lambda m, i, x: m.autograd.grad(i.double().sum(), x),
+    "mul_float": lambda m, i, x: (i * 2.5).sum().backward(),
+    "sin": lambda m, i, x: m.autograd.grad(i.sin().sum(), x),
+    "other_path": lambda m, i, x: m.autograd.grad((x * 2).sum() + (i > 0).sum(), x),
+    "view_base": lambda m, i, x: (lambda j: (j[0].fill_(x), m.autograd.grad(j.float().sum(), x))[1])(_ints(m)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BACKWARD))
+def test_backward_into_integer_tensor_asserts_as_torch(case):
+    def run(m):
+        x = _x(m)
+        i = _ints(m).masked_fill_(_mask(m), x)
+        return _BACKWARD[case](m, i, x)
+    _same(run)
+
+
+# ----- result layouts: pow(number, tensor) is row-major in torch; isfinite, xlogy(number, t), nan_to_num keep the
+# input's layout (TensorIterator / preserve_format)
+def _laid_out(m):
+    return {"f": m.tensor([[0.5, 1., -2.], [0.3, -0.6, 0.9]], dtype=m.float64).t(),
+            "i": m.tensor([[1, 0, 2], [0, 1, 1]]).argwhere(),
+            "b": (m.tensor([[1, 0, 2], [0, 1, 1]]) > 0).t()}
+
+
+_LAYOUT = {"rpow2": lambda m, t: 2 ** t, "rpow_half": lambda m, t: 0.5 ** t, "pow_number": lambda m, t: m.pow(3, t),
+           "isfinite": lambda m, t: m.isfinite(t), "xlogy_number": lambda m, t: m.xlogy(2, t),
+           "nan_to_num": lambda m, t: m.nan_to_num(t), "isinf": lambda m, t: m.isinf(t), "sgn": lambda m, t: m.sgn(t)}
+
+
+@pytest.mark.parametrize("name", sorted(_LAYOUT))
+@pytest.mark.parametrize("kind", ["f", "i", "b"])
+def test_result_layout(name, kind):
+    _same(lambda m: _LAYOUT[name](m, _laid_out(m)[kind]))

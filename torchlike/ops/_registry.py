@@ -18,7 +18,7 @@ table's raw slots by name), which torch has only for what it saves as tensors. `
 is a constant: under create_graph they carry no history, so a further derivative stops there, as in torch
 (``const_when(node)``: only for some nodes). ``node_apply(node, grads, mask)`` replaces how a node runs (it may
 call ``_OpNode._apply``); ``class_name`` names the node class when torch's differs from the node name.
-``fused_backward=True``: torch's backward is one differentiable function of the saved tensors (threshold_backward,
+``int_plain=True``: an integer result never takes history (see OpDef.__init__). ``fused_backward=True``: torch's backward is one differentiable function of the saved tensors (threshold_backward,
 hardtanh_backward, ...), so under create_graph the gradient requires grad when they do, even where it only masks.
 ``refuse={kinds: refusal}``: torch refuses the op for dtypes of these NumPy kinds (see ``_refused``), checked when
 JAX traces the forward. ``real_grads=False``: torch's formula has no ``handle_r_to_c``, so its engine refuses a
@@ -113,8 +113,12 @@ class OpDef:
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
                  node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None, refuse=None,
-                 real_grads=True, layout=None, runs_first=False):
+                 real_grads=True, layout=None, runs_first=False, int_plain=False):
         self.name = node_name
+        # an integer or bool result: written in place it takes the node, as torch's (fill_, masked_fill_, lt_ with
+        # an operand that requires grad); out of place from an integer input that requires grad it is torch's
+        # "Autograd not support dtype" error. ``int_plain``: neither, the result is plain (to(), copy_)
+        self.int_plain = int_plain
         self.layout = layout  # the rule laying out results when an input is not row-major (ops/_layout.py)
         self.forward = forward
         # torch's refusals by the dtype the op computes in: NumPy kind -> refusal (see _refused)
@@ -147,11 +151,11 @@ class OpDef:
             needed = tuple(diff_names.index(n) for n in needed_by)
             if name in self.inputs:
                 self.saves.append((name, "in", self.inputs.index(name), needed))
-            else:
-                self.saves.append((name, "out", self.outputs.index(name), needed))
+            else:  # ("nout": an output torch does not differentiate, saved without history)
+                self.saves.append((name, "nout" if name in nondiff else "out", self.outputs.index(name), needed))
         # torch's generated nodes save their inputs in alphabetical order of their names, then their outputs:
         # the order in which saved-tensor pack hooks see them
-        self.saves.sort(key=lambda s: (s[1] == "out", s[0] if s[1] == "in" else ""))
+        self.saves.sort(key=lambda s: (s[1] != "in", s[0] if s[1] == "in" else ""))
         self.backward = None
         self._fwd = {}
         self._bwd = {}
@@ -316,6 +320,8 @@ class OpDef:
                     if not self.real_grads and g is not None and jnp.iscomplexobj(g) and \
                             in_meta[pos].dtype.kind != "c":
                         raise RuntimeError(_COMPLEX_GRAD_MSG)
+                    if g is not None and in_meta[pos].dtype.kind not in "fcV":  # an integer tensor that requires
+                        raise RuntimeError(_rec.INT_GRAD_MSG)  # grad (written in place from a value that does)
                     res.append(None if g is None else _reduce_to(g, in_meta[pos].shape, in_meta[pos].dtype))
             return tuple(res)
 

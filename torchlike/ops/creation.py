@@ -955,7 +955,7 @@ public(_new_filled(empty), name="new_empty", function=False)
 
 
 # ----- dtype / device casts ---------------------------------------------------------------------------------
-@op("ToCopyBackward0", save=(), attrs=(), layout=_layout.like)
+@op("ToCopyBackward0", save=(), attrs=(), layout=_layout.like, int_plain=True)
 def _to_copy(self, *, dtype):
     if jnp.iscomplexobj(self) and not np.issubdtype(dtype, np.complexfloating):
         self = jnp.real(self)

@@ -471,9 +471,10 @@ def _setitem_bwd(grad, self_shape, steps, step_ints, spec, **kw):
 _setitem_ops = {}
 
 
-def _setitem_op(name, n):
-    """The in-place table entry ``name`` (IndexPutBackward0, CopySlices, ...) for n index tensors."""
-    entry = _setitem_ops.get((name, n))
+def _setitem_op(name, n, copy=False):
+    """The in-place table entry ``name`` (IndexPutBackward0, CopySlices, ...) for n index tensors (``copy``: torch
+    writes with copy_, which leaves an integer target without history)."""
+    entry = _setitem_ops.get((name, n, copy))
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         index_put = name == "IndexPutBackward0"
@@ -482,9 +483,9 @@ def _setitem_op(name, n):
         entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
                       statics=statics, attrs=("accumulate",) if index_put else (),
                       saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None,
-                      dynamic=("step_ints",))
+                      dynamic=("step_ints",), int_plain=copy)
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec") + names))
-        _setitem_ops[(name, n)] = entry
+        _setitem_ops[(name, n, copy)] = entry
         _OWN_INPUT_CHECK.add(entry)  # _setitem checks as torch's copy_ / fill_ / index_put_ / masked_fill_
     return entry
 
@@ -545,6 +546,7 @@ def _setitem(self, index, value):
         name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
         overlap = overlap or ("index_put_",)
     else:  # copy_ / fill_ (into the view if there is one)
+        copy = not (value.ndim == 0 and cur)
         if tuple(value.shape) != cur and value.ndim:
             value = value.view(_strip_leading_ones(value.shape))
             if tuple(value.shape) != cur:
@@ -561,7 +563,8 @@ def _setitem(self, index, value):
     elif tensors or value.ndim:  # masked_fill_ (the mask; it reads the value with item()) or copy_ (not fill_)
         _check_input_overlap(self, tensors or (value,), False, parts)
     struct, ints = _split_steps(steps)
-    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (struct, spec, False, ints), overlap)
+    _apply_inplace(_setitem_op(name, len(tensors), not slots and copy), self, (self, value, *tensors),
+                   (struct, spec, False, ints), overlap)
 
 
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Size, Tensor, _wrap_dim
+from . import _layout
 from ._registry import op, _apply, _apply_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
@@ -443,7 +444,7 @@ def logcumsumexp(input, dim, *, out=None):
     return result if out is None else out.copy_(result)
 
 
-@op("NanToNumBackward0", save=("self",), attrs=())
+@op("NanToNumBackward0", save=("self",), attrs=(), layout=_layout.ti)
 def _nan_to_num(self, *, nan, posinf, neginf):
     return jnp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
 

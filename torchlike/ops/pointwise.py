@@ -49,10 +49,14 @@ def _is_float(a):
 
 
 def _to_float(t):
-    """Integer/bool inputs of floating ops become the default float dtype (no history: ints need none)."""
+    """Integer/bool inputs of floating ops become the default float dtype (no history, unless the integer tensor
+    requires grad: written in place from a value that does; then the op's node links to its node, as torch's)."""
     if _is_float(t._data):
         return t
-    return _layout.laid_out(_layout.like, (t,), (_wrap(_cast(t._data, _dtype.get_default_dtype()._np)),))[0]
+    out = _layout.laid_out(_layout.like, (t,), (_wrap(_cast(t._data, _dtype.get_default_dtype()._np)),))[0]
+    if t._requires_grad:
+        out._grad_fn, out._output_nr, out._requires_grad = t._grad_fn, t._output_nr, True
+    return out
 
 
 _cast_cache = {}
@@ -803,7 +807,7 @@ def selu(input, inplace=False):
     return elu(input, _SELU_ALPHA, inplace, _scale=_SELU_SCALE)
 
 
-@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), attrs=(),
+@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), nondiff=("buffer",), attrs=(),
     refuse={_NOT_REAL: "log_sigmoid_cpu"}, layout=None)
 def _logsigmoid(self):
     buffer = jnp.exp(-jnp.abs(self))
@@ -811,10 +815,12 @@ def _logsigmoid(self):
 
 
 @_logsigmoid.derivative
-def _(grads, self, buffer):
-    # the buffer (exp(-|x|)) is an output too: its gradient matters when create_graph differentiates this
+def _(grads, self):
+    # torch's buffer (exp(-|x|)) is not differentiable: the formula recomputes it from self, so that create_graph
+    # differentiates it, and never goes back through this node (freed after a backward without retain_graph)
+    buffer = jnp.exp(-jnp.abs(self))
     sign = jnp.where(self < 0, 1, -1)
-    return grads[0] * (jnp.where(self < 0, 1, 0) - sign * buffer / (1 + buffer)) + grads[1] * sign * buffer
+    return grads[0] * (jnp.where(self < 0, 1, 0) - sign * buffer / (1 + buffer))
 
 
 @public(method=False)
@@ -1121,7 +1127,7 @@ def _(grad, self, exponent, result, dtype):
 
 
 @op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=(), saved=_as_number("self"),
-    refuse={"b": "pow"})
+    refuse={"b": "pow"}, layout=None)  # (torch's pow(Scalar, Tensor) makes a row-major result)
 def _rpow(self, exponent, *, dtype):
     return _power(self.astype(dtype), exponent.astype(dtype))
 
@@ -1928,7 +1934,8 @@ _isfinite = jax.jit(jnp.isfinite)
 @public
 def isfinite(input):
     """Elementwise isfinite (no gradient); torch's complex result is written in place once (``_version`` 1)."""
-    return _with_version(_wrap(_isfinite(input._data)), int(input._data.dtype.kind == "c"))
+    result = _layout.laid_out(_layout.ti, (input,), (_wrap(_isfinite(input._data)),))[0]
+    return _with_version(result, int(input._data.dtype.kind == "c"))
 isposinf = _nondiff("isposinf", jnp.isposinf, refuse={"c": (RuntimeError, "isposinf does not support complex inputs.")})
 isneginf = _nondiff("isneginf", jnp.isneginf, refuse={"c": (RuntimeError, "isneginf does not support complex inputs.")})
 isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
@@ -2031,7 +2038,7 @@ def _(grad):
     return jnp.zeros_like(grad), jnp.sum(grad)
 
 
-@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,), layout=None)  # self's grad is zeros
+@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,), layout=None, int_plain=True)  # self's grad is zeros
 def _copy_from(self, src):
     """self's shape and dtype with src's values; self None: a plain copy of src (AccumulateGrad's first grad)."""
     if self is None:

@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 
 from ._bind import public
+from . import _layout
 from ._registry import OpDef, op, _apply, _apply_inplace
 from .pointwise import (_as_number, _binary_inplace, _check_float_inplace, _entry, _is_tensor_operand, _to_float,
                         _true_div_dtype, _unary, _wrap_scalar, _write_out)
@@ -71,10 +72,10 @@ _xlogy = _entry("XlogyBackward0", ("self", "other"), _xlogy_forward,
                 lambda grad, self, other, dtype: (_xlogy_self(grad, self, other, dtype),
                                                   _xlogy_other(grad, self, other, dtype)))
 _xlogy_scalar_self = OpDef("XlogyBackward1", _xlogy_forward, save=("self", "other"), nondiff=("self",), attrs=(),
-                           saved=_as_number("self"))
+                           saved=_as_number("self"), layout=_layout.ti)
 _xlogy_scalar_self.derivative(_xlogy_other)
 _xlogy_scalar_other = OpDef("XlogyBackward2", _xlogy_forward, save=("self", "other"), nondiff=("other",), attrs=(),
-                            saved=_as_number("other"))
+                            saved=_as_number("other"), layout=_layout.ti)
 _xlogy_scalar_other.derivative(_xlogy_self)
 
 
