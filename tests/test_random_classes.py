@@ -237,3 +237,27 @@ _LAYOUT = {"rpow2": lambda m, t: 2 ** t, "rpow_half": lambda m, t: 0.5 ** t, "po
 @pytest.mark.parametrize("kind", ["f", "i", "b"])
 def test_result_layout(name, kind):
     _same(lambda m: _LAYOUT[name](m, _laid_out(m)[kind]))
+
+
+# ----- float -> integer conversion: torch truncates as x86 does (NaN, infinities and out-of-range values become
+# the lowest int64/int32; narrower integers take the int32's low bits); JAX saturates
+_VALUES = [float("nan"), float("inf"), -float("inf"), 1e20, -1e20, 3e9, -3e9, 300.5, -1.5, 70000.7, 2.5, -0.5]
+
+
+@pytest.mark.parametrize("src", ["float64", "float32", "complex64"])
+@pytest.mark.parametrize("dst", ["int64", "int32", "int16", "int8", "uint8", "bool"])
+def test_float_to_integer_conversion(src, dst):
+    def run(m):
+        x = m.tensor(_VALUES, dtype=getattr(m, src))
+        target = m.zeros(len(_VALUES), dtype=getattr(m, dst))
+        return x.to(getattr(m, dst)), target.copy_(x), m.zeros(2, 6, dtype=getattr(m, dst)).copy_(x.reshape(2, 6)[0])
+    _same(run)
+
+
+def test_setitem_float_into_integer():
+    def run(m):
+        t = m.zeros(2, 6, dtype=m.long)
+        t[0] = m.tensor(_VALUES[:6])
+        t[1, m.tensor([0, 2])] = m.tensor([float("nan"), 3e9])
+        return t
+    _same(run)

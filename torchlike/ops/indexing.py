@@ -25,6 +25,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
+from ._util import _astype
 from ._registry import op, OpDef, _apply, _apply_inplace, _check_autograd_inplace, _scalar, _bucket
 from ._views import _view_apply, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
@@ -451,9 +452,9 @@ def _masked_region(shape, steps, step_ints, spec, mask):
 def _setitem_fwd(self, values, *indices, steps, spec, accumulate, step_ints):  # accumulate: always False
     if _MASKED in spec:
         return jnp.where(_masked_region(self.shape, steps, step_ints, spec, indices[0]),
-                         values.astype(self.dtype).reshape(()), self)
+                         _astype(values, self.dtype).reshape(()), self)
     sel = _positions(self.shape, steps, step_ints, spec, indices)
-    v = jnp.broadcast_to(values.astype(self.dtype), sel.shape)
+    v = jnp.broadcast_to(_astype(values, self.dtype), sel.shape)
     return self.reshape(-1).at[sel.reshape(-1)].set(v.reshape(-1)).reshape(self.shape)
 
 

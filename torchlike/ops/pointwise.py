@@ -24,7 +24,7 @@ from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autogr
 from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
-from ._util import _broadcast_shape, _check_broadcast
+from ._util import _astype, _broadcast_shape, _check_broadcast
 from .creation import _check_fits
 from .shape import _select, transpose
 from . import _layout
@@ -2043,7 +2043,7 @@ def _copy_from(self, src):
     """self's shape and dtype with src's values; self None: a plain copy of src (AccumulateGrad's first grad)."""
     if self is None:
         return src
-    return jnp.broadcast_to(src.astype(self.dtype), self.shape)
+    return jnp.broadcast_to(_astype(src, self.dtype), self.shape)
 
 
 @_copy_from.derivative
