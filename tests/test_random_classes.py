@@ -261,3 +261,54 @@ def test_setitem_float_into_integer():
         t[1, m.tensor([0, 2])] = m.tensor([float("nan"), 3e9])
         return t
     _same(run)
+
+
+# ----- out= that is also an input: TensorIterator refuses to resize it (as an in-place op); cat refuses any overlap
+def _out_input(m, shape=(2, 3), dtype="float64"):
+    full = (m.arange(6, dtype=getattr(m, dtype)) + 1).reshape(2, 3)
+    return full[:shape[0], :shape[1]] * 1 if len(shape) == 2 else full[0] * 1
+
+
+_OUT_ALIAS = {
+    "add_out_a": lambda m: (lambda a, b: m.add(a, b, out=a))(_out_input(m), _out_input(m, (1, 3))),
+    "add_out_b_grows": lambda m: (lambda a, b: m.add(a, b, out=b))(_out_input(m), _out_input(m, (1, 3))),
+    "mul_out_a_grows": lambda m: (lambda a, b: m.mul(a, b, out=a))(_out_input(m, (1, 3)), _out_input(m)),
+    "sub_out_b": lambda m: (lambda a, b: m.sub(a, b, out=b))(_out_input(m), _out_input(m)),
+    "maximum_out_b_grows": lambda m: (lambda a, b: m.maximum(a, b, out=b))(_out_input(m), _out_input(m, (3,))),
+    "pow_out_a": lambda m: (lambda a, b: m.pow(a, b, out=a))(_out_input(m), _out_input(m)),
+    "max_out_a": lambda m: (lambda a, b: m.max(a, b, out=a))(_out_input(m), _out_input(m)),
+    "where_out_a": lambda m: (lambda a, b: m.where(a > 2, a, b, out=a))(_out_input(m), _out_input(m) * 10),
+    "where_out_b_grows": lambda m: (lambda a, b: m.where(a > 2, a, b, out=b))(_out_input(m), _out_input(m, (1, 3))),
+    "cat_out_a": lambda m: (lambda a: m.cat([a, a], out=a))(_out_input(m)),
+    "cat_out_other": lambda m: (lambda a, b: m.cat([a, b], out=b))(_out_input(m), _out_input(m)),
+    "sin_out_a": lambda m: (lambda a: m.sin(a, out=a))(_out_input(m)),
+    "clamp_out_a": lambda m: (lambda a: m.clamp(a, 2, 4, out=a))(_out_input(m)),
+    "mm_out_square": lambda m: (lambda a: m.mm(a, a.t(), out=a))(_out_input(m, (2, 2))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OUT_ALIAS))
+def test_out_that_is_an_input(case):
+    _same(_OUT_ALIAS[case])
+
+
+# ----- integer division by zero is refused after torch's leaf, shape and cast checks
+def _longs(m, *shape):
+    return m.ones(*shape, dtype=m.long)
+
+
+_DIVISION = {
+    "floor_divide_shape": lambda m: m.floor_divide(_longs(m, 2, 3), m.zeros(4, dtype=m.long)),
+    "floor_divide_grows": lambda m: _longs(m, 2, 3).floor_divide_(m.zeros(2, 2, 3, dtype=m.long)),
+    "remainder_grows": lambda m: _longs(m, 2, 3).remainder_(m.zeros(2, 2, 3, dtype=m.long)),
+    "fmod_zero": lambda m: _longs(m, 2, 3).fmod_(m.zeros(3, dtype=m.long)),
+    "div_trunc_zero": lambda m: _longs(m, 2, 3).div_(m.zeros(3, dtype=m.long), rounding_mode="trunc"),
+    "div_floor_shape": lambda m: _longs(m, 2, 3).div_(m.zeros(4, dtype=m.long), rounding_mode="floor"),
+    "bool_target_cast": lambda m: m.ones(2, 3, dtype=m.bool).floor_divide_(m.zeros(3, dtype=m.long)),
+    "remainder_function_shape": lambda m: m.remainder(_longs(m, 2, 3), m.zeros(2, 2, dtype=m.long)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DIVISION))
+def test_integer_division_by_zero_check_order(case):
+    _same(_DIVISION[case])

@@ -33,6 +33,7 @@ _DTYPE_RULES = {
     "mm": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
     "sum": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
 }
+_RESIZING = ("cat", "mm", "sum")  # the rules of ops that resize an out that is also an input (not TensorIterator)
 _cast_cache = {}
 
 
@@ -67,8 +68,12 @@ def _write_out(name, compute, out, inputs, rule=None):
     data = result._data
     _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
-    _check_input_overlap(out, inputs)
+    if rule != "mm":  # (torch's cat refuses any overlap, its mm none)
+        _check_input_overlap(out, inputs, strict=rule == "cat")
     resized = data.shape != out._data.shape
+    if resized and rule not in _RESIZING and any(t is out for t in inputs):  # TensorIterator: out is an input
+        raise RuntimeError(f"output with shape {list(out._data.shape)} doesn't match the broadcast shape "
+                           f"{list(data.shape)}")
     if resized:
         if out._data.size:
             warnings.warn(_RESIZE_MSG.format(list(out._data.shape), list(data.shape)), UserWarning, stacklevel=3)

@@ -856,15 +856,23 @@ def _check_divisor(dt, other):
 
 
 def _int_division(entry, a, b, extra=()):
-    """``_binary`` of floor_divide, fmod, remainder, div with a rounding mode: integers refuse a zero divisor."""
+    """``_binary`` of floor_divide, fmod, remainder, div with a rounding mode: integers refuse a zero divisor
+    (after torch's shape check)."""
     dt = _binary_dtype(a, b)
+    if dt.kind in "iu" and isinstance(a, Tensor) and isinstance(b, Tensor):
+        _broadcast_shape(a._data.shape, b._data.shape)
     _check_divisor(dt, b)
     return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
 
 
 def _int_division_(entry, self, other, extra=()):
-    """``_binary_inplace`` of the same ops."""
-    _check_divisor(_binary_dtype(self, other), other)
+    """``_binary_inplace`` of the same ops (the zero divisor after torch's leaf, shape and cast checks)."""
+    dt = _binary_dtype(self, other)
+    if dt.kind in "iu":
+        _check_inplace(self)
+        _check_inplace_shape(self, other)
+        _check_cast(dt, self)
+    _check_divisor(dt, other)
     return _binary_inplace(entry, self, other, extra)
 
 
