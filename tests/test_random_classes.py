@@ -312,3 +312,10 @@ _DIVISION = {
 @pytest.mark.parametrize("case", sorted(_DIVISION))
 def test_integer_division_by_zero_check_order(case):
     _same(_DIVISION[case])
+
+
+@pytest.mark.parametrize("decimals", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["complex128", "complex64", "bool", "int64", "float32"])
+def test_round_decimals_refusal(decimals, dtype):
+    _same(lambda m: m.round(m.ones(2, dtype=getattr(m, dtype)), decimals=decimals))
+    _same(lambda m: m.ones(2, dtype=getattr(m, dtype)).round_(decimals=decimals))

@@ -454,7 +454,8 @@ _clone_contiguous = _entry("CloneBackward0", (), _clone.forward, _clone.backward
 _round = _entry("RoundBackward0", (), lambda self: jnp.round(self), _zero_grad, const_grads=True,
                 refuse={"bc": "round_vml_cpu"})
 _round_decimals = _entry("RoundBackward1", (), lambda self, *, decimals: jnp.round(self, decimals), _zero_grad,
-                         const_grads=True, refuse={_NOT_REAL: "round_cpu"})
+                         const_grads=True, refuse={_NOT_REAL: lambda statics, args: (
+                             "round_vml_cpu" if statics["decimals"] == 0 else "round_cpu")})  # (0: torch's round)
 _conj_physical = _entry("ConjPhysicalBackward0", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 _conj_physical_inplace = _entry("ConjPhysicalBackward1", (), lambda self: jnp.conj(self), lambda grad: jnp.conj(grad))
 
