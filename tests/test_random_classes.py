@@ -319,3 +319,20 @@ def test_integer_division_by_zero_check_order(case):
 def test_round_decimals_refusal(decimals, dtype):
     _same(lambda m: m.round(m.ones(2, dtype=getattr(m, dtype)), decimals=decimals))
     _same(lambda m: m.ones(2, dtype=getattr(m, dtype)).round_(decimals=decimals))
+
+
+# ----- an in-place op whose operand shares memory with self: TensorIterator refuses the overlap before it checks
+# the shapes
+_OVERLAP = {
+    "add_": lambda m, v, w: v.add_(w), "mul_": lambda m, v, w: w.mul_(v[0]), "hypot_": lambda m, v, w: v.hypot_(w),
+    "addcmul_": lambda m, v, w: v.addcmul_(w, w), "clamp_min_": lambda m, v, w: v.clamp_min_(w),
+    "lerp_": lambda m, v, w: v.lerp_(w, 0.5), "same_shape": lambda m, v, w: v[0, 1:].sub_(w),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OVERLAP))
+def test_inplace_overlap_before_shape(case):
+    def run(m):
+        a = m.arange(6.0)
+        return _OVERLAP[case](m, a.view(2, 3), a[:2])
+    _same(run)

@@ -21,7 +21,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused
-from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply
+from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply, _check_input_overlap
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
 from ._util import _astype, _broadcast_shape, _check_broadcast
@@ -908,6 +908,8 @@ def _inplace_checks(self, *others, result_dtype=None, entry=None):
     """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
     of the result type (``result_dtype``) to self's dtype (and ``entry``'s refusal of it: see _check_cast)."""
     _check_inplace(self)
+    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
+        _check_input_overlap(self, others)
     _check_inplace_shape(self, *others)
     if result_dtype is not None:
         _check_cast(result_dtype, self, entry, (self,) + others)
@@ -919,6 +921,8 @@ def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None,
     _check_inplace(self)
     if check is not None:
         check(self, other)
+    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
+        _check_input_overlap(self, (other,))
     _check_inplace_shape(self, other)
     if alpha is not None:
         extra = (alpha,)
@@ -1505,8 +1509,7 @@ def _lerp_args(input, end, weight):
 def _lerp_(self, end, weight):
     _check_inplace(self)
     entry, dt = _lerp_args(self, end, weight)
-    _check_inplace_shape(self, end, weight)
-    _check_cast(dt, self)
+    _inplace_checks(self, end, weight, result_dtype=dt)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
