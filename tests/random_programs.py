@@ -66,6 +66,14 @@ KNOWN_OPEN = {
                                        "path for a corner of inference_mode)",
                                 "when": lambda X, a, b, c: X.mode != "inference_mode" and any(
                                     getattr(t, "is_inference", lambda: False)() for t in (a, b, c))},
+    "zero_tensor_grad": {"why": "torch's gradient of sgn for a real input is an efficient ZeroTensor (no storage): "
+                                "tolist()/numpy() of it raise ('tolist() shouldn't be called on a tensor with "
+                                "unallocated storage'), a second accumulation into a .grad that is one raises "
+                                "'ZeroTensors are immutable', and mul/views/detach of it stay ZeroTensors while "
+                                "add/clone/most kernels materialize it (seed 10173: a logging hook saw it); "
+                                "torchlike's gradient is ordinary zeros. abs's second derivative reaches it too",
+                         "when": lambda X, a, b, c: X.name in ("sgn", "sgn_") and _is(a, "float") and
+                         a.requires_grad},
 }
 # Differences the README keeps (not bugs): the generator always avoids them.
 KEPT = {
