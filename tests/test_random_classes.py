@@ -336,3 +336,15 @@ def test_inplace_overlap_before_shape(case):
         a = m.arange(6.0)
         return _OVERLAP[case](m, a.view(2, 3), a[:2])
     _same(run)
+
+
+# ----- a NaN or infinite gradient through amax/amin reaches every element (torch's grad * mask: NaN off the extremes)
+@pytest.mark.parametrize("reduce", ["amin_all", "amin_dim", "amax_keepdim", "amax_empty_dims"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 2.0])
+def test_amax_amin_nonfinite_gradient(reduce, value):
+    def run(m):
+        x = m.tensor([[1., 2., 3.], [4., 5., 0.]], requires_grad=True)
+        y = {"amin_all": lambda: x.amin((0, 1)), "amin_dim": lambda: x.amin(1), "amax_keepdim": lambda: x.amax(0, True),
+             "amax_empty_dims": lambda: x.amax(())}[reduce]()
+        return m.autograd.grad(y, x, m.full(y.shape, value, dtype=m.float32))
+    _same(run)
