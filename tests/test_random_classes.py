@@ -348,3 +348,17 @@ def test_amax_amin_nonfinite_gradient(reduce, value):
              "amax_empty_dims": lambda: x.amax(())}[reduce]()
         return m.autograd.grad(y, x, m.full(y.shape, value, dtype=m.float32))
     _same(run)
+
+
+@pytest.mark.parametrize("fn", ["sign", "sgn"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sign_of_nan_is_zero(fn, dtype):
+    _same(lambda m: getattr(m, fn)(m.tensor([float("nan"), -0., 1., -float("inf")], dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_index_add_overlap_before_bounds(shared):
+    def run(m):
+        x = m.ones(2, 1, 3, requires_grad=True) / 2
+        return x.index_add_(0, m.tensor([5]), x[:1] if shared else x[:1] * 1)
+    _same(run)

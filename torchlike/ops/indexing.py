@@ -812,8 +812,9 @@ def _(grad, index, source_shape, dim, alpha):
     return grad, (g * alpha if alpha != 1 else g).reshape(source_shape)
 
 
-def _index_add_args(self, dim, index, source, alpha=1):
-    """torch's checks of index_add; returns dim as given (torch saves it so)."""
+def _index_add_args(self, dim, index, source, alpha=1, overlap=False):
+    """torch's checks of index_add; returns dim as given (torch saves it so). ``overlap``: in place, the refusal of
+    a source or index sharing self's memory comes before the bounds check."""
     raw, dim = dim, _wrap_dim(dim, self.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
@@ -838,6 +839,8 @@ def _index_add_args(self, dim, index, source, alpha=1):
             [s for d, s in enumerate(source.shape) if d != dim or not keep]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {_shape_str(self.shape)} source.shape = {_shape_str(source.shape)}")
+    if overlap:
+        _check_input_overlap(self, (index, source), strict=True)
     if self.ndim > 1 and not self.numel():
         pass  # torch's CPU kernel has nothing to do
     elif self.ndim > 1 and dim in (0, self.ndim - 1) and index._data.dtype == np.int64 and alpha == 1:
@@ -849,8 +852,7 @@ def _index_add_args(self, dim, index, source, alpha=1):
 
 def _index_add_(self, dim, index, source, *, alpha=1):
     _check_autograd_inplace(self)
-    dim = _index_add_args(self, dim, index, source, alpha)
-    _check_input_overlap(self, (index, source), strict=True)
+    dim = _index_add_args(self, dim, index, source, alpha, overlap=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
 

@@ -335,11 +335,17 @@ def _no_inplace_derivative(name, entry):
     return _entry(name.capitalize() + "Backward1", (), entry.forward, derivative)
 
 
+def _real_sign(self):
+    """torch's sign of a real tensor: NaN and -0. give 0."""
+    return jnp.where(jnp.isnan(self) | (self == 0), 0, jnp.sign(self)).astype(self.dtype) if self.dtype.kind == "f" \
+        else jnp.sign(self)
+
+
 def _sgn_forward(self):
     if self.dtype == bool:
         return self
     if not jnp.iscomplexobj(self):
-        return jnp.sign(self)
+        return _real_sign(self)
     a = jnp.abs(self)
     return jnp.where(a == 0, 0, self / jnp.where(a == 0, 1, a)).astype(self.dtype)
 
@@ -419,7 +425,7 @@ sigmoid = _unary("sigmoid", _sigmoid)
 reciprocal = _unary("reciprocal", _entry("ReciprocalBackward0", ("result",), lambda self: 1 / self,
                                          lambda grad, result: -grad * jnp.conj(result * result)))
 relu = _unary("relu", _relu, kind="any")
-sign = _unary("sign", _entry("SignBackward0", (), lambda self: self if self.dtype == bool else jnp.sign(self),
+sign = _unary("sign", _entry("SignBackward0", (), lambda self: self if self.dtype == bool else _real_sign(self),
                              _zero_grad, const_grads=True, refuse={"c": (NotImplementedError, (
                                  "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                                  "torch.sgn instead."))}), kind="any")
