@@ -85,7 +85,12 @@ class Node:
     def _input_metadata(self):
         """Per forward output: shape (Size), dtype and device, as torch's ``_InputMetadata``."""
         dev = _device_of_jax(jax.devices()[0])
-        return tuple(_InputMetadata(Size(aval.shape), _from_np(aval.dtype), dev) for aval in self._out_meta)
+        return tuple(_InputMetadata(Size(aval.shape), _from_np(aval.dtype), dev)
+                     for aval in self._out_meta[:self._n_grad_outputs()])
+
+    def _n_grad_outputs(self):
+        """How many outputs torch's node has (what its hooks see as grad_outputs); None: all."""
+        return None
 
     def register_prehook(self, fn):
         """``fn(grad_outputs) -> tuple | None`` runs before the node; a tuple replaces grad_outputs."""

@@ -294,6 +294,8 @@ class Tensor:
         return self._base is not None
 
     def detach_(self):
+        if _gm._state.inference:  # torch's inference mode skips the autograd kernel: nothing changes
+            return self
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "

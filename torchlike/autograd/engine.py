@@ -315,14 +315,16 @@ def _check_hook_tuple(hook, result, expected):
 
 
 def _call_pre_hooks(node, grads):
+    n = node._n_grad_outputs()
     for hook in list(node._pre_hooks.values()):
-        r = hook(tuple(grads))
+        r = hook(tuple(grads[:n]))
         if r is not None:
-            grads = _check_hook_tuple(hook, r, grads)
+            grads = _check_hook_tuple(hook, r, grads[:n]) + list(grads[n:])
     return grads
 
 
 def _call_post_hooks(node, outputs, grads):
+    grads = grads[:node._n_grad_outputs()]
     for hook in list(node._post_hooks.values()):
         r = hook(tuple(outputs), tuple(grads))
         if r is not None:

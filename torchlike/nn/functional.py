@@ -208,7 +208,7 @@ def _nll_backward(grads, self, target, weight, total_weight, reduction, ignore_i
 
 def _nll_entry(node_name):
     entry = OpDef(node_name, _nll_forward, save=("self", "target", "weight", "total_weight"),
-                  nondiff=("target", "weight"), outputs=("result", "total_weight"),
+                  nondiff=("target", "weight", "total_weight"), outputs=("result", "total_weight"),
                   attrs=("ignore_index", "reduction"), unsigned=("ignore_index",))  # -100 reads 2**64 - 100
     entry.derivative(_nll_backward)
     return entry

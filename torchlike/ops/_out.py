@@ -27,6 +27,7 @@ _DTYPE_RULES = {
     None: (RuntimeError, "result type {r} can't be cast to the desired output type {o}", True),
     "cat": (TypeError, "torch.cat(): input types can't be cast to the desired output type {o}", True),
     "found": (RuntimeError, "Found dtype {o} but expected {r}", False),
+    "cpp": (RuntimeError, "result type {r} can't be cast to the desired output type {oc}", True),
     "bool_only": (RuntimeError, "{n} does not support non-boolean outputs.", False),
     "where": (RuntimeError, "Expected out type to be {r} but got {o}", False),
     "mm": (RuntimeError, "Expected out tensor to have dtype {rc}, but got {oc} instead", False),
@@ -38,6 +39,7 @@ _DTYPE_RULES = {
     "diag": (RuntimeError, "diag: result type {r} can't be cast to the desired out= type {o}", True),
     "multinomial": (RuntimeError, "multinomial expects Long tensor out, got: {o}", False),
 }
+_RESIZING = ("cat", "mm", "sum")  # the rules of ops that resize an out that is also an input (not TensorIterator)
 _cast_cache = {}
 
 
@@ -72,8 +74,12 @@ def _write_out(name, compute, out, inputs, rule=None):
     data = result._data
     _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
-    _check_input_overlap(out, inputs)
+    if rule != "mm":  # (torch's cat refuses any overlap, its mm none)
+        _check_input_overlap(out, inputs, strict=rule == "cat")
     resized = data.shape != out._data.shape
+    if resized and rule not in _RESIZING and any(t is out for t in inputs):  # TensorIterator: out is an input
+        raise RuntimeError(f"output with shape {list(out._data.shape)} doesn't match the broadcast shape "
+                           f"{list(data.shape)}")
     if resized:
         if out._data.size:
             warnings.warn(_RESIZE_MSG.format(list(out._data.shape), list(data.shape)), UserWarning, stacklevel=3)

@@ -13,7 +13,7 @@ and saved tensors, and every output (or in-place target) its history, in one way
 """
 import weakref
 
-from .._tensor import Tensor, _new, _seq_counter, _wrap
+from .._tensor import Tensor, _new, _seq_counter, _type_string, _wrap
 from .._anomaly_mode import _anomaly, _forward_trace
 from .._graph import _HookedSavedTensor, _SavedTensor, _saved_hooks, grad_accumulator
 
@@ -115,6 +115,9 @@ def record(op, args, arrays, statics, outs, inplace=None):
             t._version_counter().version += 1
             if out_meta[k].dtype.kind in "fcV":
                 rebase_history(t, node, 0)
+            elif not op.int_plain:  # an integer target takes the node too, and refuses any gradient (torch's
+                rebase_history(t, node, 0)  # engine asserts that a gradient is floating)
+                refuse_grads(node)
         else:
             t = _new(Tensor)  # grad mode is on here, so never an inference tensor
             t._data = o
@@ -122,6 +125,8 @@ def record(op, args, arrays, statics, outs, inplace=None):
                 t._requires_grad = True
                 t._grad_fn = node
                 t._output_nr = k
+            elif not op.int_plain:
+                _check_int_result(op, args, o.dtype)
         results.append(t)
 
     if op.saves:
@@ -138,6 +143,10 @@ def record(op, args, arrays, statics, outs, inplace=None):
                     continue
             if kind == "out":
                 saved.append(save(results[index], index))
+            elif kind == "nout":  # an output torch does not differentiate (log_sigmoid's buffer): no history
+                t = results[index]
+                t._grad_fn, t._requires_grad = None, False
+                saved.append(save(t))
             else:
                 t = args[index]
                 if t is None:
@@ -157,6 +166,28 @@ def record(op, args, arrays, statics, outs, inplace=None):
                     saved.append(save(t))
         node._for_backward = tuple(saved)
     return results
+
+
+def refuse_grads(node):
+    """The node of an integer tensor that requires grad: a gradient reaching it is torch's engine assert."""
+    node._apply = _refuse_int_grad
+
+
+def _refuse_int_grad(grads, mask=None):
+    raise RuntimeError(INT_GRAD_MSG)
+
+
+INT_GRAD_MSG = ('isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/'
+                'csrc/autograd/engine.cpp":998, please report a bug to PyTorch. ')
+
+
+def _check_int_result(op, args, dtype):
+    """torch refuses an integer result of a differentiable op from an integer input that requires grad (one written
+    in place from a value that requires grad)."""
+    for i in op.diff:
+        a = args[i]
+        if a is not None and a._requires_grad and a._data.dtype.kind not in "fcV":
+            raise RuntimeError(f"Autograd not support dtype: {_type_string(dtype)[6:-6]}")
 
 
 def new_node(op, args, arrays, statics, out_meta):

@@ -18,7 +18,7 @@ table's raw slots by name), which torch has only for what it saves as tensors. `
 is a constant: under create_graph they carry no history, so a further derivative stops there, as in torch
 (``const_when(node)``: only for some nodes). ``node_apply(node, grads, mask)`` replaces how a node runs (it may
 call ``_OpNode._apply``); ``class_name`` names the node class when torch's differs from the node name.
-``fused_backward=True``: torch's backward is one differentiable function of the saved tensors (threshold_backward,
+``int_plain=True``: an integer result never takes history (see OpDef.__init__). ``fused_backward=True``: torch's backward is one differentiable function of the saved tensors (threshold_backward,
 hardtanh_backward, ...), so under create_graph the gradient requires grad when they do, even where it only masks.
 ``refuse={kinds: refusal}``: torch refuses the op for dtypes of these NumPy kinds (see ``_refused``), checked when
 JAX traces the forward. ``real_grads=False``: torch's formula has no ``handle_r_to_c``, so its engine refuses a
@@ -62,6 +62,15 @@ class _OpNode(Node):
 
     _op = None
 
+    def _n_grad_outputs(self):
+        """A table op's trailing integer outputs (max(dim)'s indices, sort's) are not differentiable: torch's node
+        never registers them, so its hooks and ``_input_metadata`` see one output fewer each."""
+        meta = self._out_meta
+        n = len(meta)
+        while n > 1 and meta[n - 1] is not None and meta[n - 1].dtype.kind not in "fcV":
+            n -= 1
+        return n
+
     def _apply(self, grads, mask=None):
         saved = self._for_backward
         if _FREED in saved:
@@ -104,8 +113,12 @@ class OpDef:
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
                  node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None, refuse=None,
-                 real_grads=True, layout=None, runs_first=False):
+                 real_grads=True, layout=None, runs_first=False, int_plain=False):
         self.name = node_name
+        # an integer or bool result: written in place it takes the node, as torch's (fill_, masked_fill_, lt_ with
+        # an operand that requires grad); out of place from an integer input that requires grad it is torch's
+        # "Autograd not support dtype" error. ``int_plain``: neither, the result is plain (to(), copy_)
+        self.int_plain = int_plain
         self.layout = layout  # the rule laying out results when an input is not row-major (ops/_layout.py)
         self.forward = forward
         # torch's refusals by the dtype the op computes in: NumPy kind -> refusal (see _refused)
@@ -138,11 +151,11 @@ class OpDef:
             needed = tuple(diff_names.index(n) for n in needed_by)
             if name in self.inputs:
                 self.saves.append((name, "in", self.inputs.index(name), needed))
-            else:
-                self.saves.append((name, "out", self.outputs.index(name), needed))
+            else:  # ("nout": an output torch does not differentiate, saved without history)
+                self.saves.append((name, "nout" if name in nondiff else "out", self.outputs.index(name), needed))
         # torch's generated nodes save their inputs in alphabetical order of their names, then their outputs:
         # the order in which saved-tensor pack hooks see them
-        self.saves.sort(key=lambda s: (s[1] == "out", s[0] if s[1] == "in" else ""))
+        self.saves.sort(key=lambda s: (s[1] != "in", s[0] if s[1] == "in" else ""))
         self.backward = None
         self._fwd = {}
         self._bwd = {}
@@ -307,6 +320,8 @@ class OpDef:
                     if not self.real_grads and g is not None and jnp.iscomplexobj(g) and \
                             in_meta[pos].dtype.kind != "c":
                         raise RuntimeError(_COMPLEX_GRAD_MSG)
+                    if g is not None and in_meta[pos].dtype.kind not in "fcV":  # an integer tensor that requires
+                        raise RuntimeError(_rec.INT_GRAD_MSG)  # grad (written in place from a value that does)
                     res.append(None if g is None else _reduce_to(g, in_meta[pos].shape, in_meta[pos].dtype))
             return tuple(res)
 
@@ -591,6 +606,15 @@ def _scalar(value):
 def _check_inplace(target, overlap=None):
     """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace)."""
     if _gm._state.grad_enabled and target._requires_grad:
+        _check_autograd_inplace(target)
+    if target._sgeom is not None:
+        _views._check_overlap(target, overlap)
+
+
+def _check_autograd_inplace(target):
+    """torch's autograd checks of an in-place target (a leaf, a view of a leaf, ...): before the op's own
+    argument checks, as torch's autograd kernel runs before the op's."""
+    if _gm._state.grad_enabled and target._requires_grad:
         if target._base is not None:  # torch's check_inplace: a view torch forbids to modify, a view of a leaf
             _views._check_view_inplace(target)
         elif target._grad_fn is None:
@@ -599,8 +623,6 @@ def _check_inplace(target, overlap=None):
         if base is not None and target._requires_grad and base._requires_grad and base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-    if target._sgeom is not None:
-        _views._check_overlap(target, overlap)
 
 
 def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):

@@ -1,4 +1,7 @@
 """Small helpers shared by the op modules: size arguments and dim checks."""
+import jax.numpy as jnp
+import numpy as np
+
 from .._tensor import _wrap_dim
 
 
@@ -40,3 +43,18 @@ def _check_broadcast(arrays):
     for a in arrays:
         if a is not None:
             shape = tuple(a.shape) if shape is None else _broadcast_shape(shape, a.shape)
+
+
+def _astype(x, dtype):
+    """``x.astype(dtype)`` with torch's float -> integer conversion (x86's truncation): NaN, infinities and values
+    out of range become the lowest int64 / int32; narrower integers take the low bits of the int32 (300.5 -> int8
+    44), where JAX saturates. Traceable."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or x.dtype.kind not in "fcV":
+        return x.astype(dtype)
+    if x.dtype.kind == "c":
+        x = jnp.real(x)
+    wide = np.dtype(np.int64 if dtype == np.int64 else np.int32)
+    limit = float(2 ** (wide.itemsize * 8 - 1))
+    valid = (x > -limit - 1) & (x < limit)  # (False for NaN)
+    return jnp.where(valid, jnp.where(valid, x, 0).astype(wide), np.iinfo(wide).min).astype(dtype)

@@ -31,7 +31,7 @@ from .._tensor import Tensor, _NO_VC, _contiguous_strides, _new, _seq_counter, _
 from ._registry import op, _apply, _check_inplace
 from ._bind import public
 from . import _layout
-from ._record import new_node, record, set_history
+from ._record import new_node, record, refuse_grads, set_history
 
 
 # ----- storage ---------------------------------------------------------------------------------------------
@@ -577,8 +577,11 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
     base = target._base
     old = target._data
     record(op, args, arrays, statics, outs, inplace=target)
-    node = CopySlices(base, target._grad_fn, target._ageom, target._conj != base._conj)
-    _set_grad_fn(base, node)
+    if target._grad_fn is not None:  # (copy_ into an integer view: no history)
+        node = CopySlices(base, target._grad_fn, target._ageom, target._conj != base._conj)
+        _set_grad_fn(base, node)
+        if target._data.dtype.kind not in "fcV":
+            refuse_grads(node)
     _write(target, target._data, old)
     _regenerate(target._storage)
     return target

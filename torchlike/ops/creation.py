@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype
 from .._device import device as _device_cls, _as_device
 from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
+from ._util import _astype
 from ._registry import op, _apply
 from ._bind import public
 from ._views import _commit
@@ -965,11 +966,11 @@ public(_new_filled(empty), name="new_empty", function=False)
 
 
 # ----- dtype / device casts ---------------------------------------------------------------------------------
-@op("ToCopyBackward0", save=(), attrs=(), layout=_layout.like)
+@op("ToCopyBackward0", save=(), attrs=(), layout=_layout.like, int_plain=True)
 def _to_copy(self, *, dtype):
     if jnp.iscomplexobj(self) and not np.issubdtype(dtype, np.complexfloating):
         self = jnp.real(self)
-    return self.astype(dtype)
+    return _astype(self, dtype)
 
 
 @_to_copy.derivative

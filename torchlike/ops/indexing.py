@@ -25,8 +25,9 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
-from ._registry import op, OpDef, _apply, _apply_inplace, _scalar, _bucket
-from ._views import _view_apply, _aliased, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
+from ._util import _astype
+from ._registry import op, OpDef, _apply, _apply_inplace, _check_autograd_inplace, _scalar, _bucket
+from ._views import _view_apply, _aliased, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
 from .creation import _check_fits
 from ._out import _write_out
@@ -452,9 +453,9 @@ def _masked_region(shape, steps, step_ints, spec, mask):
 def _setitem_fwd(self, values, *indices, steps, spec, accumulate, step_ints):  # accumulate: index_put's
     if _MASKED in spec:
         return jnp.where(_masked_region(self.shape, steps, step_ints, spec, indices[0]),
-                         values.astype(self.dtype).reshape(()), self)
+                         _astype(values, self.dtype).reshape(()), self)
     sel = _positions(self.shape, steps, step_ints, spec, indices)
-    v = jnp.broadcast_to(values.astype(self.dtype), sel.shape).reshape(-1)
+    v = jnp.broadcast_to(_astype(values, self.dtype), sel.shape).reshape(-1)
     ref = self.reshape(-1).at[sel.reshape(-1)]
     return (_add_at(ref, v) if accumulate else ref.set(v)).reshape(self.shape)
 
@@ -473,9 +474,10 @@ def _setitem_bwd(grad, self_shape, steps, step_ints, spec, accumulate, **kw):
 _setitem_ops = {}
 
 
-def _setitem_op(name, n):
-    """The in-place table entry ``name`` (IndexPutBackward0, CopySlices, ...) for n index tensors."""
-    entry = _setitem_ops.get((name, n))
+def _setitem_op(name, n, copy=False):
+    """The in-place table entry ``name`` (IndexPutBackward0, CopySlices, ...) for n index tensors (``copy``: torch
+    writes with copy_, which leaves an integer target without history)."""
+    entry = _setitem_ops.get((name, n, copy))
     if entry is None:
         names = tuple(f"i{k}" for k in range(n))
         index_put = name == "IndexPutBackward0"
@@ -484,9 +486,9 @@ def _setitem_op(name, n):
         entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
                       statics=statics, attrs=("accumulate",) if index_put else (),
                       saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None,
-                      dynamic=("step_ints",))
+                      dynamic=("step_ints",), int_plain=copy)
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec", "accumulate") + names))
-        _setitem_ops[(name, n)] = entry
+        _setitem_ops[(name, n, copy)] = entry
         _OWN_INPUT_CHECK.add(entry)  # _setitem checks as torch's copy_ / fill_ / index_put_ / masked_fill_
     return entry
 
@@ -554,6 +556,7 @@ def _setitem(self, index, value):
         spec, tensors, value, overlap = _put_args(self, cur, slots, value)
         name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
     else:  # copy_ / fill_ (into the view if there is one)
+        copy = not (value.ndim == 0 and cur)
         if tuple(value.shape) != cur and value.ndim:
             value = value.view(_strip_leading_ones(value.shape))
             if tuple(value.shape) != cur:
@@ -570,7 +573,8 @@ def _setitem(self, index, value):
     elif tensors or value.ndim:  # masked_fill_ (the mask; it reads the value with item()) or copy_ (not fill_)
         _check_input_overlap(self, tensors or (value,), False, parts)
     struct, ints = _split_steps(steps)
-    _apply_inplace(_setitem_op(name, len(tensors)), self, (self, value, *tensors), (struct, spec, False, ints), overlap)
+    _apply_inplace(_setitem_op(name, len(tensors), not slots and copy), self, (self, value, *tensors),
+                   (struct, spec, False, ints), overlap)
 
 
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------
@@ -759,6 +763,7 @@ def _scatter_args(input, dim, index, src):
 
 
 def _scatter_(self, dim, index, src=None, *, value=None):
+    _check_autograd_inplace(self)
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
@@ -781,6 +786,7 @@ def scatter(input, dim, index, src=None, *, value=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    _check_autograd_inplace(self)
     dim = _scatter_args(self, dim, index, src)
     _check_input_overlap(self, (index, src), strict=True)
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
@@ -815,8 +821,9 @@ def _(grad, index, source_shape, dim, alpha):
     return grad, (g * alpha if alpha != 1 else g).reshape(source_shape)
 
 
-def _index_add_args(self, dim, index, source, alpha=1):
-    """torch's checks of index_add; returns dim as given (torch saves it so)."""
+def _index_add_args(self, dim, index, source, alpha=1, overlap=False):
+    """torch's checks of index_add; returns dim as given (torch saves it so). ``overlap``: in place, the refusal of
+    a source or index sharing self's memory comes before the bounds check."""
     raw, dim = dim, _wrap_dim(dim, self.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
@@ -841,6 +848,8 @@ def _index_add_args(self, dim, index, source, alpha=1):
             [s for d, s in enumerate(source.shape) if d != dim or not keep]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {_shape_str(self.shape)} source.shape = {_shape_str(source.shape)}")
+    if overlap:
+        _check_input_overlap(self, (index, source), strict=True)
     if self.ndim > 1 and not self.numel():
         pass  # torch's CPU kernel has nothing to do
     elif self.ndim > 1 and dim in (0, self.ndim - 1) and index._data.dtype == np.int64 and alpha == 1:
@@ -851,8 +860,8 @@ def _index_add_args(self, dim, index, source, alpha=1):
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
-    dim = _index_add_args(self, dim, index, source, alpha)
-    _check_input_overlap(self, (index, source), strict=True)
+    _check_autograd_inplace(self)
+    dim = _index_add_args(self, dim, index, source, alpha, overlap=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
 
@@ -902,6 +911,7 @@ def _masked_fill_args(input, mask, value):
 
 
 def _masked_fill_(self, mask, value):
+    _check_autograd_inplace(self)
     entry, value = _masked_fill_args(self, mask, value)
     shape = _broadcast_shapes(tuple(mask.shape), tuple(self.shape))
     if shape != tuple(self.shape):

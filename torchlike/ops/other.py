@@ -15,6 +15,7 @@ from .. import _dtype
 from .. import _grad_mode
 from .._device import device as _device
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, _type_string
+from . import _layout
 from ._out import _check_dtype, _write_out
 from ._registry import op, OpDef, _apply, _apply_inplace
 from ._bind import public
@@ -449,7 +450,7 @@ def logcumsumexp(input, dim, *, out=None):
     return _apply(_logcumsumexp, (input,), (int(dim),))
 
 
-@op("NanToNumBackward0", save=("self",), attrs=())
+@op("NanToNumBackward0", save=("self",), attrs=(), layout=_layout.ti)
 def _nan_to_num(self, *, nan, posinf, neginf):
     return jnp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
 

@@ -20,11 +20,11 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
-from ._registry import op, _apply, _apply_inplace, _check_inplace, _scalar, OpDef, _refused
-from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply
+from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused
+from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply, _check_input_overlap
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
-from ._util import _broadcast_shape, _check_broadcast
+from ._util import _astype, _broadcast_shape, _check_broadcast
 from .creation import _check_fits
 from .shape import _select, transpose
 from . import _layout
@@ -49,10 +49,14 @@ def _is_float(a):
 
 
 def _to_float(t):
-    """Integer/bool inputs of floating ops become the default float dtype (no history: ints need none)."""
+    """Integer/bool inputs of floating ops become the default float dtype (no history, unless the integer tensor
+    requires grad: written in place from a value that does; then the op's node links to its node, as torch's)."""
     if _is_float(t._data):
         return t
-    return _layout.laid_out(_layout.like, (t,), (_wrap(_cast(t._data, _dtype.get_default_dtype()._np)),))[0]
+    out = _layout.laid_out(_layout.like, (t,), (_wrap(_cast(t._data, _dtype.get_default_dtype()._np)),))[0]
+    if t._requires_grad:
+        out._grad_fn, out._output_nr, out._requires_grad = t._grad_fn, t._output_nr, True
+    return out
 
 
 _cast_cache = {}
@@ -331,11 +335,17 @@ def _no_inplace_derivative(name, entry):
     return _entry(name.capitalize() + "Backward1", (), entry.forward, derivative)
 
 
+def _real_sign(self):
+    """torch's sign of a real tensor: NaN and -0. give 0."""
+    return jnp.where(jnp.isnan(self) | (self == 0), 0, jnp.sign(self)).astype(self.dtype) if self.dtype.kind == "f" \
+        else jnp.sign(self)
+
+
 def _sgn_forward(self):
     if self.dtype == bool:
         return self
     if not jnp.iscomplexobj(self):
-        return jnp.sign(self)
+        return _real_sign(self)
     a = jnp.abs(self)
     return jnp.where(a == 0, 0, self / jnp.where(a == 0, 1, a)).astype(self.dtype)
 
@@ -415,7 +425,7 @@ sigmoid = _unary("sigmoid", _sigmoid)
 reciprocal = _unary("reciprocal", _entry("ReciprocalBackward0", ("result",), lambda self: 1 / self,
                                          lambda grad, result: -grad * jnp.conj(result * result)))
 relu = _unary("relu", _relu, kind="any")
-sign = _unary("sign", _entry("SignBackward0", (), lambda self: self if self.dtype == bool else jnp.sign(self),
+sign = _unary("sign", _entry("SignBackward0", (), lambda self: self if self.dtype == bool else _real_sign(self),
                              _zero_grad, const_grads=True, refuse={"c": (NotImplementedError, (
                                  "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                                  "torch.sgn instead."))}), kind="any")
@@ -806,7 +816,7 @@ def selu(input, inplace=False):
     return elu(input, _SELU_ALPHA, inplace, _scale=_SELU_SCALE)
 
 
-@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), attrs=(),
+@op("LogSigmoidBackward0", save=("self", "buffer"), outputs=("result", "buffer"), nondiff=("buffer",), attrs=(),
     refuse={_NOT_REAL: "log_sigmoid_cpu"}, layout=None)
 def _logsigmoid(self):
     buffer = jnp.exp(-jnp.abs(self))
@@ -814,10 +824,12 @@ def _logsigmoid(self):
 
 
 @_logsigmoid.derivative
-def _(grads, self, buffer):
-    # the buffer (exp(-|x|)) is an output too: its gradient matters when create_graph differentiates this
+def _(grads, self):
+    # torch's buffer (exp(-|x|)) is not differentiable: the formula recomputes it from self, so that create_graph
+    # differentiates it, and never goes back through this node (freed after a backward without retain_graph)
+    buffer = jnp.exp(-jnp.abs(self))
     sign = jnp.where(self < 0, 1, -1)
-    return grads[0] * (jnp.where(self < 0, 1, 0) - sign * buffer / (1 + buffer)) + grads[1] * sign * buffer
+    return grads[0] * (jnp.where(self < 0, 1, 0) - sign * buffer / (1 + buffer))
 
 
 @public(method=False)
@@ -853,23 +865,40 @@ def _check_divisor(dt, other):
 
 
 def _int_division(entry, a, b, extra=()):
-    """``_binary`` of floor_divide, fmod, remainder, div with a rounding mode: integers refuse a zero divisor."""
+    """``_binary`` of floor_divide, fmod, remainder, div with a rounding mode: integers refuse a zero divisor
+    (after torch's shape check)."""
     dt = _binary_dtype(a, b)
+    if dt.kind in "iu" and isinstance(a, Tensor) and isinstance(b, Tensor):
+        _broadcast_shape(a._data.shape, b._data.shape)
     _check_divisor(dt, b)
     return _apply(entry, (_wrap_scalar(a), _wrap_scalar(b)), (dt,) + extra)
 
 
 def _int_division_(entry, self, other, extra=()):
-    """``_binary_inplace`` of the same ops."""
-    _check_divisor(_binary_dtype(self, other), other)
+    """``_binary_inplace`` of the same ops (the zero divisor after torch's leaf, shape and cast checks)."""
+    dt = _binary_dtype(self, other)
+    if dt.kind in "iu":
+        _check_inplace(self)
+        _check_inplace_shape(self, other)
+        _check_cast(dt, self)
+    _check_divisor(dt, other)
     return _binary_inplace(entry, self, other, extra)
 
 
-def _check_cast(result_dtype, self):
+def _check_cast(result_dtype, self, entry=None, inputs=(), extra=()):
+    """torch's cast check of an in-place result into self; then, when ``entry`` (the op, run on ``inputs`` with
+    statics ``extra`` after the dtype) computes in a promoted dtype, torch's kernel refusal names that dtype."""
     dst = self._data.dtype
-    if result_dtype != dst and not _can_cast(result_dtype, dst):
-        raise RuntimeError(f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
-                           f"{_type_word(dst)}")
+    if result_dtype != dst:
+        if not _can_cast(result_dtype, dst):
+            raise RuntimeError(f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
+                               f"{_type_word(dst)}")
+        if entry is not None and entry.refuse is not None and np.dtype(result_dtype).kind in entry.refuse:
+            statics = dict(zip(entry.statics, (result_dtype,) + tuple(extra)))
+            error = _refused(entry.refuse, result_dtype, statics, [
+                t._data.astype(result_dtype) if isinstance(t, Tensor) else t for t in inputs])
+            if error is not None:
+                raise error
 
 
 def _check_inplace_shape(self, *others):
@@ -883,13 +912,15 @@ def _check_inplace_shape(self, *others):
                            f"{list(shape)}")
 
 
-def _inplace_checks(self, *others, result_dtype=None):
+def _inplace_checks(self, *others, result_dtype=None, entry=None):
     """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
-    of the result type (``result_dtype``) to self's dtype."""
+    of the result type (``result_dtype``) to self's dtype (and ``entry``'s refusal of it: see _check_cast)."""
     _check_inplace(self)
+    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
+        _check_input_overlap(self, others)
     _check_inplace_shape(self, *others)
     if result_dtype is not None:
-        _check_cast(result_dtype, self)
+        _check_cast(result_dtype, self, entry, (self,) + others)
 
 
 def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
@@ -898,12 +929,15 @@ def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None,
     _check_inplace(self)
     if check is not None:
         check(self, other)
+    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
+        _check_input_overlap(self, (other,))
     _check_inplace_shape(self, other)
-    _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self)
     if alpha is not None:
-        if alpha != 1:
-            _check_alpha(self._data.dtype, alpha)
         extra = (alpha,)
+    _check_cast(result_dtype if result_dtype is not None else _binary_dtype(self, other), self, entry,
+                (self, _wrap_scalar(other)), extra)
+    if alpha is not None and alpha != 1:
+        _check_alpha(self._data.dtype, alpha)
     return _apply_inplace(entry, self, (self, _wrap_scalar(other)), (self._data.dtype,) + extra)
 
 
@@ -1114,7 +1148,7 @@ def _(grad, self, exponent, result, dtype):
 
 
 @op("PowBackward2", save=("self", "exponent", "result"), nondiff=("self",), attrs=(), saved=_as_number("self"),
-    refuse={"b": "pow"})
+    refuse={"b": "pow"}, layout=None)  # (torch's pow(Scalar, Tensor) makes a row-major result)
 def _rpow(self, exponent, *, dtype):
     return _power(self.astype(dtype), exponent.astype(dtype))
 
@@ -1296,6 +1330,7 @@ def _check_rounding_mode(rounding_mode):
 
 
 def _div_(self, other, *, rounding_mode=_NO_MODE):
+    _check_autograd_inplace(self)
     if rounding_mode is _NO_MODE or rounding_mode is None:
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
@@ -1482,8 +1517,7 @@ def _lerp_args(input, end, weight):
 def _lerp_(self, end, weight):
     _check_inplace(self)
     entry, dt = _lerp_args(self, end, weight)
-    _check_inplace_shape(self, end, weight)
-    _check_cast(dt, self)
+    _inplace_checks(self, end, weight, result_dtype=dt)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
 
 
@@ -1537,7 +1571,7 @@ def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
         _check_tensor_arg(name, "tensor1", 1, tensor1)
         _check_tensor_arg(name, "tensor2", 2, tensor2)
-        _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value))
+        _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value), entry=entry)
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
 
@@ -1678,9 +1712,17 @@ def _check_bound(v):
         raise TypeError(f"clamp bounds must be tensors or numbers, not {type(v).__name__}")
 
 
-def _clamp_rule(bound):
-    """out='s dtype rule of clamp: exact for scalar bounds, TensorIterator's cast for tensor bounds."""
-    return None if isinstance(bound, Tensor) else "found"
+def _clamp_rule(bound, input, out):
+    """out='s dtype rule of clamp: exact for scalar bounds (out the input: the in-place op's), TensorIterator's cast
+    for tensor bounds."""
+    return None if isinstance(bound, Tensor) else "cpp" if out is input else "found"
+
+
+def _check_clamp_cast(dt, self):
+    """The cast check of clamp_ with scalar bounds: its message names self's C++ type."""
+    if not _can_cast(dt, self._data.dtype):
+        raise RuntimeError(f"result type {_type_word(dt)} can't be cast to the desired output type "
+                           f"{_CPP[self._data.dtype.name]}")
 
 
 def _clamp_args(input, min, max):  # noqa: A002
@@ -1717,9 +1759,8 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
     if statics[-1] != self._data.dtype:
         if entry is not _clamp_scalar:  # (tensor bounds: TensorIterator's message; scalar bounds name the C++ type)
             _check_cast(statics[-1], self)
-        elif not _can_cast(statics[-1], self._data.dtype):
-            raise RuntimeError(f"result type {_type_word(statics[-1])} can't be cast to the desired output type "
-                               f"{_CPP[self._data.dtype.name]}")
+        else:
+            _check_clamp_cast(statics[-1], self)
         statics = statics[:-1] + (self._data.dtype,)
     return _apply_inplace(entry, self, args, statics)
 
@@ -1729,7 +1770,7 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Clamp into [min, max] (ClampBackward1 for scalar bounds, ClampBackward0 for tensor bounds)."""
     if out is not None:
         return _write_out("clamp", lambda: clamp(input, min, max), out, (input, min, max),
-                          _clamp_rule(min) and _clamp_rule(max))
+                          _clamp_rule(min, input, out) and _clamp_rule(max, input, out))
     entry, args, statics = _clamp_args(input, min, max)
     return _apply(entry, args, statics)
 
@@ -1737,8 +1778,8 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
 
 
 def _clamp_one(scalar_entry, tensor_entry, input, bound):
-    if input._data.dtype.kind == "c" and not isinstance(bound, Tensor):  # (a tensor bound: broadcast first)
-        raise NotImplementedError(_CLAMP_COMPLEX[1])
+    if not isinstance(bound, Tensor) and (input._data.dtype.kind == "c" or isinstance(bound, complex)):
+        raise NotImplementedError(_CLAMP_COMPLEX[1])  # (a tensor bound: broadcast first)
     _check_bound(bound)
     if isinstance(bound, Tensor):
         return tensor_entry, (input, bound), (_binary_dtype(input, bound),)
@@ -1749,7 +1790,11 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
-        _inplace_checks(self, *args, result_dtype=statics[-1])
+        if entry is scalar_entry:
+            _check_inplace(self)
+            _check_clamp_cast(statics[-1], self)
+        else:
+            _inplace_checks(self, *args, result_dtype=statics[-1], entry=entry)
         return _apply_inplace(entry, self, args, statics[:-1] + (self._data.dtype,))
     return fn_
 
@@ -1758,7 +1803,7 @@ def _clamp_one_(scalar_entry, tensor_entry):
 def clamp_min(input, min, *, out=None):  # noqa: A002
     """max(input, min) (ClampMinBackward0 for a scalar, ClampMinBackward1 for a tensor)."""
     if out is not None:
-        return _write_out("clamp_min", lambda: clamp_min(input, min), out, (input, min), _clamp_rule(min))
+        return _write_out("clamp_min", lambda: clamp_min(input, min), out, (input, min), _clamp_rule(min, input, out))
     return _apply(*_clamp_one(_clamp_min, _clamp_min_tensor, input, min))
 
 
@@ -1766,7 +1811,7 @@ def clamp_min(input, min, *, out=None):  # noqa: A002
 def clamp_max(input, max, *, out=None):  # noqa: A002
     """min(input, max) (ClampMaxBackward0 for a scalar, ClampMaxBackward1 for a tensor)."""
     if out is not None:
-        return _write_out("clamp_max", lambda: clamp_max(input, max), out, (input, max), _clamp_rule(max))
+        return _write_out("clamp_max", lambda: clamp_max(input, max), out, (input, max), _clamp_rule(max, input, out))
     return _apply(*_clamp_one(_clamp_max, _clamp_max_tensor, input, max))
 
 
@@ -1909,7 +1954,8 @@ _isfinite = jax.jit(jnp.isfinite)
 @public
 def isfinite(input):
     """Elementwise isfinite (no gradient); torch's complex result is written in place once (``_version`` 1)."""
-    return _with_version(_wrap(_isfinite(input._data)), int(input._data.dtype.kind == "c"))
+    result = _layout.laid_out(_layout.ti, (input,), (_wrap(_isfinite(input._data)),))[0]
+    return _with_version(result, int(input._data.dtype.kind == "c"))
 isposinf = _nondiff("isposinf", jnp.isposinf, refuse={"c": (RuntimeError, "isposinf does not support complex inputs.")})
 isneginf = _nondiff("isneginf", jnp.isneginf, refuse={"c": (RuntimeError, "isneginf does not support complex inputs.")})
 isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
@@ -1963,7 +2009,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
     try:
         result = _wrap(jnp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-    except ValueError:  # torch's error when the operands do not broadcast
+    except (TypeError, ValueError):  # torch's error when the operands do not broadcast
         _check_broadcast([input._data, other._data])
         raise
     result = _layout.laid_out(_layout.ti, (input, other), (result,))[0]
@@ -2012,12 +2058,12 @@ def _(grad):
     return jnp.zeros_like(grad), jnp.sum(grad)
 
 
-@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,), layout=None)  # self's grad is zeros
+@op("torch::autograd::CopyBackwards", save=(), attrs=(), const_grads=(0,), layout=None, int_plain=True)  # self's grad is zeros
 def _copy_from(self, src):
     """self's shape and dtype with src's values; self None: a plain copy of src (AccumulateGrad's first grad)."""
     if self is None:
         return src
-    return jnp.broadcast_to(src.astype(self.dtype), self.shape)
+    return jnp.broadcast_to(_astype(src, self.dtype), self.shape)
 
 
 @_copy_from.derivative
@@ -2036,6 +2082,7 @@ def _zero_(self):
 @public(name="fill_", function=False)
 def _fill_(self, value):
     """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3)."""
+    _check_autograd_inplace(self)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -2051,6 +2098,7 @@ def _fill_(self, value):
 def _copy_(self, src, non_blocking=False):
     """Copy src's values (a tensor, broadcast and cast to self's dtype, or a number) into self
     (torch::autograd::CopyBackwards)."""
+    _check_autograd_inplace(self)
     if not isinstance(src, Tensor):
         if not isinstance(_number(src), (bool, int, float, complex)):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")

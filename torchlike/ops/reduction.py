@@ -249,8 +249,11 @@ def _extreme(name, jfn):
     @entry.derivative
     def _(grad, self, result, dim, keepdim):
         axes = _axes(dim, self.ndim)
-        mask = (self == _restore(result, axes, keepdim)).astype(grad.dtype)
-        return _restore(grad, axes, keepdim) * mask / jnp.sum(mask, axis=axes, keepdims=True)
+        mask = self == _restore(result, axes, keepdim)
+        g = _restore(grad, axes, keepdim) / jnp.sum(mask, axis=axes, keepdims=True, dtype=grad.dtype)
+        # torch's grad * mask is NaN off the extremes too where grad is NaN or inf (XLA turns a product with a
+        # converted mask into a select, which drops them: written out)
+        return jnp.where(mask, g, jnp.where(jnp.isfinite(g), 0, jnp.nan).astype(g.dtype))
 
     def fn(input, dim=(), keepdim=False):
         dims = _dim_list(() if dim is None else dim, input.ndim, name)

@@ -80,10 +80,10 @@ def _xlog(node, xlog, other_grad, self_zero, safe):
     both = _entry(node + "0", ("self", "other"), forward, lambda grad, self, other, dtype: (
         grad_self(grad, self, other, dtype), grad_other(grad, self, other, dtype)))
     scalar_self = OpDef(node + "1", forward, save=("self", "other"), nondiff=("self",), attrs=(),
-                        saved=_as_number("self"))
+                        saved=_as_number("self"), layout=_layout.ti)
     scalar_self.derivative(grad_other)
     scalar_other = OpDef(node + "2", forward, save=("self", "other"), nondiff=("other",), attrs=(),
-                         saved=_as_number("other"))
+                         saved=_as_number("other"), layout=_layout.ti)
     scalar_other.derivative(grad_self)
 
     def entry(input, other):
