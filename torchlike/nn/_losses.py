@@ -19,6 +19,7 @@ from .._internal import OpDef, apply, no_grad, type_word, wrap
 from ..ops import _registry, pointwise as _pw, reduction as _rd
 from ..ops._forward_ad import _state as _fw_state
 from ..ops._registry import op
+from ..ops.special import _add_scalar
 from ._activations import _first_order_only
 from .functional import (_REDUCTIONS, _broadcast_pair, _mul_scalar, _not_differentiable, _reduce,
                          _reduce_grad, _reduction, _size)  # (functional imports this module after defining these)
@@ -29,16 +30,6 @@ __all__ = ["smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div", "co
            "multi_margin_loss", "soft_margin_loss", "ctc_loss"]
 
 # ----- C++'s Scalar overloads and at::norm ------------------------------------------------------------------
-@op("AddBackward1", save=(), attrs=())
-def _add_scalar(self, *, other):
-    return self + jnp.asarray(other, self.dtype)
-
-
-@_add_scalar.derivative
-def _(grad):
-    return grad
-
-
 @op("SubBackward1", save=(), attrs=())
 def _sub_scalar(self, *, other):
     return self - jnp.asarray(other, self.dtype)
@@ -68,6 +59,8 @@ def _scalar_op(entry, t, value):
 def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """torch.pairwise_distance: at::norm(x1 - x2 + eps, p, last dim) (NormBackward1 over AddBackward1)."""
     d = _scalar_op(_add_scalar, x1 - x2, eps)
+    if max(x1.ndim, x2.ndim) == 0:
+        return d.abs()
     dim = max(x1.ndim, x2.ndim) - 1
     dt = d._data.dtype
     return apply(_norm, (d,), (float(p), (max(dim, 0),) if d.ndim else None, bool(keepdim), dt))

@@ -9,7 +9,8 @@ import numpy as np
 from .._internal import apply, broadcast_batch, no_grad, op, type_word, views, wrap
 from ..ops import creation as _creation, reduction as _reduction
 from ._layers import _renorm_rows
-from ._normalization import _add_scalar
+from . import _losses
+from ..ops.other import cosine_similarity  # noqa: F401  (torch.nn.functional.cosine_similarity is torch's)
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding_bag",
            "bilinear", "pairwise_distance", "cosine_similarity"]
@@ -212,35 +213,6 @@ def bilinear(input1, input2, weight, bias=None):
     return out if bias is None else out + bias
 
 
-@op("NormBackward1", save=("self", "result"), attrs=("p", "dim", "keepdim"))
-def _norm(self, *, p, dim, keepdim):
-    a = jnp.abs(self)
-    if p == np.inf:
-        return jnp.max(a, dim, keepdims=keepdim)
-    if p == -np.inf:
-        return jnp.min(a, dim, keepdims=keepdim)
-    if p == 0:
-        return jnp.sum((a != 0).astype(self.dtype), dim, keepdims=keepdim)
-    return jnp.sum(a ** p, dim, keepdims=keepdim) ** (1 / p)
-
-
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """||x1 - x2 + eps||_p over the last dim, as torch: norm (NormBackward1) of (x1 - x2 + eps)."""
-    nd = max(x1.ndim, x2.ndim)
-    diff = apply(_add_scalar, (x1 - x2,), (float(eps),))
-    if nd == 0:
-        return diff.abs()
-    return apply(_norm, (diff,), (float(p), (nd - 1,), bool(keepdim)))
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """x1 . x2 / (max(||x1||, eps) * max(||x2||, eps)) along ``dim``, composed as torch."""
-    if x1.shape != x2.shape:
-        shape = broadcast_batch(tuple(x1.shape), tuple(x2.shape))
-        x1, x2 = x1.expand(*shape), x2.expand(*shape)
-    n1 = _reduction._linalg_vector_norm(x1, 2, dim, True).clone()
-    n2 = _reduction._linalg_vector_norm(x2, 2, dim, True).clone()
-    with no_grad():
-        n1.clamp_min_(eps)
-        n2.clamp_min_(eps)
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
+    """||x1 - x2 + eps||_p over the last dim, as torch: norm (NormBackward1) of (x1 - x2 + eps) (AddBackward1)."""
+    return _losses._pairwise_distance(x1, x2, p, eps, keepdim)

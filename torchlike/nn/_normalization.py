@@ -8,22 +8,12 @@ import numpy as np
 
 from .._internal import apply, no_grad, op, views
 from ..ops import pointwise as _pw
+from ..ops.special import _add_scalar
 from ._layers import _check_mixed, batch_norm
 from ._padding import pad
 from ._pooling import avg_pool2d, avg_pool3d
 
 __all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm"]
-
-
-@op("AddBackward1", save=())
-def _add_scalar(self, *, other):
-    """self + a Python number, as torch's C++ composites record it (AddBackward1, not the Python AddBackward0)."""
-    return self + jnp.asarray(other, self.dtype)
-
-
-@_add_scalar.derivative
-def _(grad):
-    return grad
 
 
 @op("NativeGroupNormBackward0", outputs=("result", "result1", "result2"),

@@ -10,7 +10,6 @@ import scipy.special as _sp
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from . import _layout
-
 from ._bind import public
 from ._registry import OpDef, op, _apply, _apply_inplace
 from .pointwise import erf as _erf
