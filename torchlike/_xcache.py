@@ -225,7 +225,7 @@ def _environment():
             pass
         rest = (jax.__version__, _jaxlib_version, sys.version,
                 os.environ.get("XLA_FLAGS", ""), device.platform, device.client.platform_version,
-                device.device_kind, len(jax.devices()), cpu)
+                device.device_kind, len(jax.devices()), cpu, _config.default_prng_impl.value)
         _env = (source, repr(rest))
     return _env
 

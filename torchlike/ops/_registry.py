@@ -177,8 +177,11 @@ class OpDef:
         self.node_cls = type(class_name or node_name.rpartition("::")[2], (_OpNode,), props)
 
     def _xcache_key(self):
-        """What the executable cache keys this op by (its programs' functions close over it)."""
-        return (self.name, self.forward, self.backward)
+        """What the executable cache keys this op by (its programs' functions close over it): the declaration's
+        parts its programs read."""
+        return (self.name, self.forward, self.backward, self._backward_params if self.backward else None,
+                self.inputs, self.statics, self.outputs, self.saves, self.diff, self._dyn, self._tuple_out,
+                self.real_grads, self._padded)
 
     def _attr_property(self, name, unsigned):
         """``_saved_<name>`` for a static argument or an input's ``<input>_sym_sizes``."""
