@@ -47,7 +47,8 @@ with jax.log_compiles():
     relu = torch.tensor([-1.0, 2.0]).relu()
 values = [loss.item(), relu.tolist(), torch.randperm(7).tolist(), torch.rand(2, 3).tolist(), torch.rand(3, 2).tolist()]
 values += [p.detach().numpy().tolist() for p in model.parameters()]
-print(json.dumps({"values": values, "bits": [np.asarray(p.detach().numpy()).tobytes().hex() for p in model.parameters()],
+bits = [np.asarray(p.detach().numpy()).tobytes().hex() for p in model.parameters()]
+print(json.dumps({"values": values, "bits": bits,
                   "loaded_logged": any("torchlike's executable cache" in m for m in logs), "file": torch.__file__,
                   **counts}))
 """

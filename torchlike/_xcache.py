@@ -12,7 +12,8 @@ array on another device) takes the ordinary jax.jit path. A corrupt entry (check
 
 Entries live in ``<jax_compilation_cache_dir>/torchlike-xla/<source fingerprint>/``: off when JAX's cache is
 off; ``TORCHLIKE_EXECUTABLE_CACHE=0`` turns off only this one. Each load records the JAX monitoring event
-``LOAD_EVENT`` (with its duration: ``jax.monitoring.register_event_duration_secs_listener``) and, under ``jax.log_compiles()``, logs the op's name.
+``LOAD_EVENT`` (with its duration and the program's ``name=``, for
+``jax.monitoring.register_event_duration_secs_listener``) and, under ``jax.log_compiles()``, logs the op's name.
 """
 import hashlib
 import io
@@ -37,7 +38,7 @@ from jax.experimental import serialize_executable as _se
 
 LOAD_EVENT = "/torchlike/executable_cache/load"
 _MAGIC = b"torchlike-xla-1\n"
-_KEEP = 4  # source fingerprints (torchlike versions or edits) kept on disk; older ones are removed
+_KEEP = 8  # source fingerprints (torchlike versions or edits) kept on disk; older ones are removed
 _ENABLED = os.environ.get("TORCHLIKE_EXECUTABLE_CACHE", "") != "0"
 _log = logging.getLogger("jax._src.dispatch")  # where JAX logs its compiles (jax.log_compiles)
 _ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -67,6 +68,8 @@ def jit(fn, name, static_argnums=(), static_argnames=()):
         if key is not None:
             miss = loaded.get(key)
             if miss is None and key not in loaded:
+                if len(loaded) > 256:  # (the C++ dispatcher keeps its own entries)
+                    loaded.clear()
                 miss = loaded[key] = _load_or_compile(plain, name, key, args, kwargs)
         if miss is None:  # JAX's own path (it gives the C++ dispatcher its fast path too)
             return plain._cache_miss(*args, **kwargs)
@@ -96,7 +99,7 @@ def _load_or_compile(plain, name, key, args, kwargs):
     start = time.perf_counter()
     compiled = _read(path)
     if compiled is not None:
-        jax.monitoring.record_event_duration_secs(LOAD_EVENT, time.perf_counter() - start)
+        jax.monitoring.record_event_duration_secs(LOAD_EVENT, time.perf_counter() - start, name=name)
         if _config.log_compiles.value:
             _log.warning("Loaded jit(%s) from torchlike's executable cache", name)
     else:

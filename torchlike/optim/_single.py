@@ -137,7 +137,7 @@ class _ElementwiseOptimizer(Optimizer):
             return loss
         cls = type(self)
         if cls not in _JITS:
-            _JITS[cls] = _xcache.jit(functools.partial(_run, cls._update, cls._kind), f"{cls.__name__}.step",
+            _JITS[cls] = _xcache.jit(functools.partial(_run, cls._update, cls._kind), f"_{cls._kind}_update",
                                      static_argnums=(0,))
         new_p, new_s = _JITS[cls](tuple(specs), hypers, params, grads, states)
         for (ps, group_states, bumps), nps, nss in zip(targets, new_p, new_s):
