@@ -15,11 +15,13 @@ import torchlike as tl
 
 _traces = [0]
 jax.monitoring.register_event_duration_secs_listener(
-    lambda event, duration, **kw: _traces.__setitem__(0, _traces[0] + (event == "/jax/core/compile/jaxpr_trace_duration")))
+    lambda event, duration, **kw: _traces.__setitem__(0, _traces[0] + (event in _BUILT)))
+_BUILT = ("/jax/core/compile/jaxpr_trace_duration", tl._xcache.LOAD_EVENT)  # traced, or loaded by torchlike's cache
 
 
 def _traced_programs(fn, *args):
-    """How many JAX programs ``fn(*args)`` traced (a new program is traced before it is compiled or loaded)."""
+    """How many JAX programs ``fn(*args)`` built (traced, then compiled or loaded; or loaded from torchlike's
+    executable cache)."""
     before = _traces[0]
     fn(*args)
     return _traces[0] - before

@@ -405,7 +405,7 @@ _traces = [0]
 
 
 def _count_traces(event, duration, **kw):
-    _traces[0] += event == "/jax/core/compile/jaxpr_trace_duration"
+    _traces[0] += event in ("/jax/core/compile/jaxpr_trace_duration", torchlike._xcache.LOAD_EVENT)
 
 
 jax.monitoring.register_event_duration_secs_listener(_count_traces)

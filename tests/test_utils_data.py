@@ -499,7 +499,7 @@ def traces():
     seen = []
 
     def listen(name, secs, **kw):
-        if name == _TRACE:
+        if name in (_TRACE, tl._xcache.LOAD_EVENT):  # traced, or loaded from torchlike's executable cache
             seen.append(name)
     jax.monitoring.register_event_duration_secs_listener(listen)
     yield seen

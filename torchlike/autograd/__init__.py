@@ -9,6 +9,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from .._internal import grad_accumulator, gradient_edge, wrap
@@ -91,7 +92,7 @@ def _ones(data):
             _ones_cache.clear()
         # committed only where data is: a committed seed commits the gradients, and a jitted program called with
         # committed and then uncommitted arrays compiles twice (the optimizer's step after its first)
-        a = jax.device_put(jnp.ones(data.shape, data.dtype), data.sharding if data.committed else None)
+        a = jax.device_put(np.ones(data.shape, data.dtype), data.sharding if data.committed else None)
         _ones_cache[key] = a
     return a
 

@@ -46,6 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _grad_mode as _gm
+from .. import _xcache
 from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 from . import _record as _rec
@@ -187,6 +188,13 @@ class OpDef:
                 props["_raw_saved_" + name] = property(lambda node, f=raw: f(node, _SavedValues(node, raw_getters)))
         # torch's C++ nodes named "torch::autograd::CopySlices" are instances of class CopySlices
         self.node_cls = type(class_name or node_name.rpartition("::")[2], (_OpNode,), props)
+
+    def _xcache_key(self):
+        """What the executable cache keys this op by (its programs' functions close over it): the declaration's
+        parts its programs read."""
+        return (self.name, self.forward, self.backward, self._backward_params if self.backward else None,
+                self.inputs, self.statics, self.outputs, self.saves, self.diff, self._dyn, self._tuple_out,
+                self.real_grads, self._padded)
 
     def _attr_property(self, name, unsigned):
         """``_saved_<name>`` for a static argument or an input's ``<input>_sym_sizes``."""
@@ -374,9 +382,9 @@ _COMPLEX_GRAD_MSG = ("Expected isFloatingType(grad.scalar_type()) || (input_is_c
 
 
 def _jit(fn, name):
-    """jax.jit of ``fn`` under the op's name, which JAX's compile logs show (``with jax.log_compiles():``)."""
-    fn.__name__ = fn.__qualname__ = name
-    return jax.jit(fn)
+    """jax.jit of ``fn`` under the op's name, which JAX's compile logs show (``with jax.log_compiles():``), with
+    torchlike's executable cache (a later process loads the program without tracing it)."""
+    return _xcache.jit(fn, name)
 
 
 def _host_cut(array, axis, size):

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _xcache
 from .._device import device as _device_cls, _as_device
 from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._util import _astype
@@ -744,14 +744,17 @@ def _draw_randint(key, shape, dtype, low, high):
     return jax.random.randint(key, shape, low, high, jnp.int64).astype(dtype)
 
 
-@functools.partial(jax.jit, static_argnames=("draw", "size", "dtype"))
 def _draw_flat(key, params, *, draw, size, dtype):
     return draw(key, (size,), dtype, *params)
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
 def _cut(flat, *, shape):
     return flat[:math.prod(shape)].reshape(shape)
+
+
+_draw_flat = _xcache.jit(_draw_flat, "_draw_flat", static_argnames=("draw", "size", "dtype"))
+_cut = _xcache.jit(_cut, "_cut", static_argnames=("shape",))
+_permutation = _xcache.jit(lambda key, n: jax.random.permutation(key, n), "randperm", static_argnums=(1,))
 
 
 def _draw_size(shape):
@@ -840,7 +843,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = _get_dtype(dtype, _dtype.int64)
     _check_requires_grad(d._np, requires_grad)
-    arr = jax.random.permutation(_key(generator), int(n)).astype(d._np)
+    arr = _permutation(_key(generator), int(n)).astype(d._np)
     return _finish(arr, device, requires_grad, out)
 
 

@@ -10,6 +10,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .. import _xcache
 from .._tensor import Tensor
 from ..ops.creation import tensor as _tensor
 from .adam import _as_complex, _as_real
@@ -136,7 +137,8 @@ class _ElementwiseOptimizer(Optimizer):
             return loss
         cls = type(self)
         if cls not in _JITS:
-            _JITS[cls] = jax.jit(functools.partial(_run, cls._update, cls._kind), static_argnums=0)
+            _JITS[cls] = _xcache.jit(functools.partial(_run, cls._update, cls._kind), f"_{cls._kind}_update",
+                                     static_argnums=(0,))
         new_p, new_s = _JITS[cls](tuple(specs), hypers, params, grads, states)
         for (ps, group_states, bumps), nps, nss in zip(targets, new_p, new_s):
             for p, s, a, ns in zip(ps, group_states, nps, nss):

@@ -3,6 +3,7 @@ parameters at once."""
 import jax
 import jax.numpy as jnp
 
+from .. import _xcache
 from .._tensor import Tensor
 from ..ops.creation import tensor as _tensor, zeros_like as _zeros_like
 from .optimizer import (Optimizer, _f64, _real_dtype, _scalar_arg, _scalar_dtype, _to_scalar, _traces,
@@ -66,7 +67,7 @@ def _adam_update(specs, hypers, params, grads, steps, exp_avgs, exp_avg_sqs, max
     return out
 
 
-_adam_jit = jax.jit(_adam_update, static_argnums=0)
+_adam_jit = _xcache.jit(_adam_update, "_adam_update", static_argnums=(0,))
 
 
 class Adam(Optimizer):

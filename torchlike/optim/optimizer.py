@@ -14,17 +14,27 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
 
+import jax
 import jax.numpy as jnp
 
 from .._internal import commit, enable_grad, no_grad, typename
-from .. import _dtype
+from .. import _dtype, _xcache
 from .._tensor import Tensor
 from ..utils.hooks import _add_hook
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
-# How many times each optimizer kind's update function was traced (each trace is one XLA compile).
+# How many times each optimizer kind's update program ("_<kind>_update") was built: traced (each trace is one XLA
+# compile), or loaded from torchlike's executable cache.
 _traces = collections.Counter()
+
+
+def _count_loads(event, _secs, name="", **_):
+    if event == _xcache.LOAD_EVENT and name.startswith("_") and name.endswith("_update"):
+        _traces[name[1:-len("_update")]] += 1
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_loads)
 
 
 class _RequiredParameter:

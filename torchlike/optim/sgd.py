@@ -2,6 +2,7 @@
 import jax
 import jax.numpy as jnp
 
+from .. import _xcache
 from .._internal import wrap
 from .._tensor import Tensor
 from .optimizer import Optimizer, _f64, _real_dtype, _scalar_arg, _traces, _write
@@ -34,7 +35,7 @@ def _sgd_update(specs, hypers, params, grads, bufs, fresh):
     return new_params, new_bufs
 
 
-_sgd_jit = jax.jit(_sgd_update, static_argnums=0)
+_sgd_jit = _xcache.jit(_sgd_update, "_sgd_update", static_argnums=(0,))
 
 
 class SGD(Optimizer):
