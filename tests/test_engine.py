@@ -524,3 +524,14 @@ def test_slot_never_saved_reads_none_after_backward():
             node._saved_self
         return node._saved_other
     assert run(tl) is None and run(torch) is None
+
+
+def test_root_gradient_of_another_float_dtype_is_cast_as_torch():
+    """backward(grad) with a float64 gradient for a float32 output: torch's engine casts it to the output's dtype."""
+    grads = []
+    for m in (torch, tl):
+        x = m.ones(3, requires_grad=True)
+        y = m.nn.functional.conv1d(x.reshape(1, 1, 3), m.ones(1, 1, 2))
+        y.backward(m.tensor([[[1.0, 2.0]]], dtype=m.float64))
+        grads.append((str(x.grad.dtype).split(".")[-1], np.asarray(x.grad.detach()).tolist()))
+    assert grads[0] == grads[1]

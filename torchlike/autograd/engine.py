@@ -21,8 +21,8 @@ import itertools
 import logging
 import threading
 
-from .._internal import (AccumulateGrad, Tensor, accumulate, anomaly, grad_enabled, grad_state, type_string,
-                         warn_forward_trace, wrap)
+from .._internal import (AccumulateGrad, Tensor, accumulate, anomaly, dtype_from_np, grad_enabled, grad_state,
+                         type_string, warn_forward_trace, wrap)
 
 _log = logging.getLogger("torchlike.autograd")
 _task_ids = itertools.count()
@@ -99,6 +99,7 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
     # 3. run
     buffers = {}
     for (node, nr), g in zip(roots, root_grads):
+        g = _as_output_dtype(node, nr, g)
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * max(len(node._out_meta), nr + 1)
@@ -191,6 +192,16 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
     return captured
+
+
+def _as_output_dtype(node, nr, g):
+    """A root gradient of another floating dtype than the output it is for, cast to it (torch's validate_outputs
+    does: ``y.backward(float64 ones)`` for a float32 ``y``)."""
+    meta = node._out_meta[nr] if g is not None and nr < len(node._out_meta or ()) else None
+    dtype = getattr(meta, "dtype", None)
+    if dtype is None or g._data.dtype == dtype or g._data.dtype.kind not in "fV" or dtype.kind not in "fV":
+        return g
+    return g.to(dtype_from_np(dtype))
 
 
 def _fmt_grad(g):
