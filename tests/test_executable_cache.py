@@ -165,3 +165,21 @@ def test_static_arguments_are_part_of_the_key():
     with pytest.raises(_xcache._Unkeyable):  # an object the cache does not know
         _xcache._value(object())
     assert _xcache._value((1, 2.0, np.dtype("float32"))) != _xcache._value((1, 2.0, np.dtype("float64")))
+
+
+LAYOUTS = r"""
+import numpy as np, torch, torchlike as tl, interop
+t = torch.arange(6, dtype=torch.float64).reshape(3, 2).t()       # a column-major (2, 3) array through DLPack
+a, b = interop.from_torch(t), tl.tensor(np.arange(6.0).reshape(2, 3))
+print(((b * 2) + (a * 2)).sum().item(), ((a * 2) + (b * 2)).sum().item())
+"""
+
+
+def test_arrays_of_another_layout_key_apart(tmp_path):
+    """An array with its own memory layout (from DLPack) gets its own executable: a later process that meets a
+    row-major array of that shape first does not load one compiled for the other layout."""
+    env = {k: v for k, v in os.environ.items() if k != "TORCHLIKE_EXECUTABLE_CACHE"}
+    env.update(TORCHLIKE_COMPILATION_CACHE=str(tmp_path), PYTHONPATH=str(ROOT))
+    outs = [subprocess.run([sys.executable, "-c", LAYOUTS], env=env, cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    assert outs[0] == outs[1] == ["60.0", "60.0"]

@@ -259,7 +259,8 @@ def _aval(x):
         if x.sharding.device_set != {_default_device[0]}:
             raise _Unkeyable("device")
         a = x.aval
-        return ("a", a.shape, a.dtype.str, a.weak_type)
+        layout = getattr(getattr(x, "format", None), "layout", None)  # (an array from DLPack may have its own)
+        return ("a", a.shape, a.dtype.str, a.weak_type, getattr(layout, "major_to_minor", None))
     if isinstance(x, (np.ndarray, np.generic)):
         return ("n", x.shape, x.dtype.str)
     if type(x) in (bool, int, float, complex):
