@@ -103,9 +103,12 @@ def _load_or_compile(plain, name, key, args, kwargs):
         if _config.log_compiles.value:
             _log.warning("Loaded jit(%s) from torchlike's executable cache", name)
     else:
+        lowered = plain.lower(*args, **kwargs)
+        if "custom_call" in lowered.as_text():  # (LAPACK and other custom calls: a loaded one can crash)
+            return None
         _captured.on, _captured.raw = True, None
         try:
-            compiled = plain.lower(*args, **kwargs).compile()
+            compiled = lowered.compile()
         finally:
             _captured.on = False
         _write(directory, path, compiled, _captured.raw)

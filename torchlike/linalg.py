@@ -8,6 +8,7 @@ from .ops._bind import _guard
 from .ops.reduction import _linalg_vector_norm
 from .ops.other import _cross
 from .ops.linalg import matmul as _matmul
+from . import _grad_mode
 from ._internal import apply as _apply
 from ._tensor import Tensor as _Tensor
 
@@ -164,7 +165,6 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=N
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
     if input._data.dtype.kind not in "fc":
         raise RuntimeError("This function doesn't handle types other than float and double")
-    from . import _grad_mode
     with _grad_mode.no_grad():
         s = eigvalsh(input).abs() if hermitian else svdvals(input)
         if tol is not None:

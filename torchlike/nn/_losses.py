@@ -15,14 +15,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import OpDef, apply, no_grad, type_word, wrap
+from .._internal import OpDef, apply, broadcast_batch, no_grad, type_word, wrap
 from ..ops import _registry, pointwise as _pw, reduction as _rd
 from ..ops._forward_ad import _state as _fw_state
 from ..ops._registry import op
-from ..ops.special import _add_scalar
+from ..ops.special import _add_scalar, xlogy
 from ._activations import _first_order_only
 from .functional import (_REDUCTIONS, _broadcast_pair, _mul_scalar, _not_differentiable, _reduce,
-                         _reduce_grad, _reduction, _size)  # (functional imports this module after defining these)
+                         _reduce_grad, _reduction, _size, logsigmoid)  # (functional imports this module after defining these)
 
 __all__ = ["smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div", "cosine_embedding_loss",
            "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
@@ -166,7 +166,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({_size(target.shape)}) that is different to the input size "
                          f"({_size(input.shape)}) is deprecated. Please ensure they have the same size.")
     if weight is not None:
-        from .._internal import broadcast_batch
         weight = weight.expand(*broadcast_batch(target.shape, weight.shape))
         _not_differentiable("binary_cross_entropy", "weight", weight)
     if target._data.dtype != input._data.dtype:
@@ -352,7 +351,6 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def _special_xlogy(a, b):
-    from ..ops.special import xlogy
     return xlogy(a, b)
 
 
@@ -497,7 +495,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """Mean over classes of the binary logistic losses, optionally weighted per class."""
     if size_average is not None or reduce is not None:
         reduction = {0: "none", 1: "mean", 2: "sum"}[_reduction("mean", size_average, reduce)]
-    from .functional import logsigmoid
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight

@@ -21,12 +21,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _grad_mode as _gm
+from .. import _dtype, _grad_mode as _gm
 from .._tensor import _type_string, _wrap, _wrap_dim
 from ._registry import op, _apply, _apply_inplace, _OpNode
 from ._bind import public
 from ._out import _write_out
+from .creation import eye
+from .other import cumprod
 from .pointwise import where
+from .reduction import _linalg_vector_norm
+from .shape import cat
 from .linalg import mm, _broadcast_batch, _check_expand, _word, _x, _not_for_bool, _conj_t
 
 
@@ -749,7 +753,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def _euclidean_dist(x1, x2):
     """torch's _euclidean_dist: sqrt(|x1|^2 - 2 x1.x2 + |x2|^2) by one matmul, clamped at 1e-30."""
-    from .shape import cat
     n1, n2 = x1.pow(2).sum(-1, True), x2.pow(2).sum(-1, True)
     x1_ = cat([x1.mul(-2), n1, n1.new_ones(n1.shape)], -1)
     x2_ = cat([x2, n2.new_ones(n2.shape), n2], -1)
@@ -823,7 +826,6 @@ def _multi_dot(tensors, name="multi_dot"):
 def _matrix_power(A, n):
     _check(A, "linalg.matrix_power", floating=False)
     if n == 0:
-        from .creation import eye
         return A.clone().copy_(eye(A.shape[-1], dtype=A.dtype).expand(A.shape))
     if n < 0:
         A, n = _inv_ex_impl(A, True).inverse, -n
@@ -867,7 +869,6 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     if ord in (1, -1, float("inf"), -float("inf")):
         if ord in (float("inf"), -float("inf")):
             d0, d1 = d1, d0
-        from .reduction import _linalg_vector_norm
         if not keepdim and d0 < d1:
             d1 -= 1
         r = _linalg_vector_norm(A, 1, d0, keepdim)
@@ -880,7 +881,6 @@ def _svdvals(A):
 
 
 def _norm(A, ord=None, dim=None, keepdim=False, dtype=None):
-    from .reduction import _linalg_vector_norm
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) not in (1, 2):
@@ -900,11 +900,8 @@ def _vander(x, N=None):
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     if x._data.dtype.kind in "biu":
-        from .. import _dtype
         x = x.to(_dtype.int64)
     shape = tuple(x.shape) + (n - 1,)
-    from .other import cumprod
-    from .shape import cat
     result = cumprod(x.unsqueeze(-1).expand(shape), -1)
     return cat([result.new_ones(shape[:-1] + (1,)), result], -1)
 
@@ -937,3 +934,23 @@ def _tensorsolve(A, B, dims=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                            f"prod(self.shape[:other.ndim]), but got {n} != {math.prod(A.shape[:B.ndim])}")
     return _solve_ex_impl(A.reshape(n, n), B.reshape(n), check_errors=True).result.view(rest)
+
+
+# ----- torch.norm (its matrix norms are matrix_norm) -----------------------------------------------------------
+@public(method=False)
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector p-norm over ``dim`` (all dims by default), as torch.norm: LinalgVectorNormBackward0; 'nuc' (or 'fro'
+    over more than 2 dims) is linalg.matrix_norm over ``dim`` (all dims by default)."""
+    if isinstance(p, str):
+        if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            dims = list(range(input.ndim)) if dim is None else dim
+            return _matrix_norm(input, p, dims, keepdim, dtype)
+        p = 2
+    if p is None:
+        p = 2
+    return _linalg_vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+@public(name="norm", function=False)
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)

@@ -575,26 +575,6 @@ def _linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _apply(_vector_norm, (input,), (ord, dims, _keepdim(keepdim), dt))
 
 
-@public(method=False)
-def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """Vector p-norm over ``dim`` (all dims by default), as torch.norm: LinalgVectorNormBackward0; 'nuc' (or 'fro'
-    over more than 2 dims) is linalg.matrix_norm over ``dim`` (all dims by default)."""
-    if isinstance(p, str):
-        if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            from .linalg_module import _matrix_norm
-            dims = list(range(input.ndim)) if dim is None else dim
-            return _matrix_norm(input, p, dims, keepdim, dtype)
-        p = 2
-    if p is None:
-        p = 2
-    return _linalg_vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
-@public(name="norm", function=False)
-def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
-    return norm(self, p, dim, keepdim, dtype=dtype)
-
-
 # ----- argmax / argmin, all / any (no gradient) -------------------------------------------------------------
 def _arg(name, jfn):
     @op(name, save=(), nondiff=("self",), attrs=(),

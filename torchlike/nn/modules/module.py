@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from ..._internal import grad_enabled, no_grad, parse_to, typename
 from ..._tensor import Tensor
+from ...ops.creation import empty_like
 from ...autograd.function import Function
 from ...utils.hooks import RemovableHandle, _add_hook as _add
 from ..parameter import Buffer, Parameter
@@ -694,7 +695,6 @@ class Module:
 
     def to_empty(self, *, device, recurse=True):
         """Replace parameters and buffers by uninitialised tensors of the same shapes on ``device``; returns self."""
-        from ...ops.creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self):

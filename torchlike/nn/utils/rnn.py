@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.creation import as_tensor, tensor
 from ...ops.shape import cat
@@ -86,7 +87,6 @@ class PackedSequence(_PackedSequence):
 
 
 def _dt(name):
-    from ... import _dtype
     return getattr(_dtype, name)
 
 
