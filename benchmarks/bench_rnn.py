@@ -19,21 +19,9 @@ import torch
 import torchlike as tl
 from torchlike.nn._rnn import _scan
 
+from bench_core import _best  # (best-of-n timing, interleaved)
+
 T, B, I, H = 32, 16, 64, 128
-
-
-def _best(fns, repeats, inner):
-    """Best-of-`repeats` time of `inner` calls of each fn (interleaved), in ms per call."""
-    for f in fns.values():
-        f()
-    best = {k: float("inf") for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            for _ in range(inner):
-                f()
-            best[k] = min(best[k], (time.perf_counter() - t) / inner * 1e3)
-    return best
 
 
 def _eager_steps(theirs, ours, x):
