@@ -61,6 +61,11 @@ class _TensorBatch(Sequence):
         return repr(list(self))
 
 
+def _on_host(t):
+    """Plain data in CPU memory (no autograd, no conjugate bit): a batch of it can be gathered by NumPy."""
+    return not (t.requires_grad or t._conj) and all(d.platform == "cpu" for d in t._data.devices())
+
+
 class TensorDataset(Dataset):
     """Samples are the rows (first dimension) of ``tensors``; each sample is a tuple, one entry per tensor."""
 
@@ -81,7 +86,10 @@ class TensorDataset(Dataset):
         bad = (index < -n) | (index >= n)
         if bad.any():
             raise IndexError(f"index {index[bad.argmax()]} is out of bounds for dimension 0 with size {n}")
-        index = from_numpy(np.where(index < 0, index + n, index).astype(np.int64))
+        index = np.where(index < 0, index + n, index).astype(np.int64)
+        if all(_on_host(t) for t in self.tensors):  # gathered from the CPU array's own memory: no program
+            return _TensorBatch(tuple(from_numpy(np.asarray(t._data)[index]) for t in self.tensors))
+        index = from_numpy(index)
         return _TensorBatch(tuple(t.index_select(0, index) for t in self.tensors))
 
     def __len__(self):
