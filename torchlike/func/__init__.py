@@ -160,11 +160,10 @@ class FuncTransform(Function):
     """One torchlike.func transform's results as a node of the tape (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx, pure, n_out, *tensors):
+    def forward(ctx, pure, *tensors):
         ctx.pure = pure
         ctx.save_for_backward(*tensors)
         outs = pure(*[t._data for t in tensors])
-        ctx.n_out = len(outs)
         ctx.mark_non_differentiable(*[o for o in outs if not jnp.issubdtype(o.dtype, jnp.inexact)])
         return tuple(_wrap(o) for o in outs)
 
@@ -178,8 +177,8 @@ class FuncTransform(Function):
             cts = [c.astype(o.dtype) if jnp.issubdtype(o.dtype, jnp.inexact) else
                    jnp.zeros(o.shape, jax.dtypes.float0) for o, c in zip(outs, arrays[n:])]
             return tuple(pull(tuple(cts)))
-        gs = _lift(pullback, list(tensors) + [g for g in grads])
-        return (None, None) + tuple(g if t.requires_grad else None for g, t in zip(gs, tensors))
+        gs = _lift(pullback, list(tensors) + list(grads))
+        return (None,) + tuple(g if t.requires_grad else None for g, t in zip(gs, tensors))
 
 
 def _lift(pure, tensors, captured=()):
@@ -200,7 +199,7 @@ def _lift(pure, tensors, captured=()):
                     c._data = d
         tensors = list(tensors) + list(captured)
     if _gm._state.grad_enabled and any(t.requires_grad for t in tensors):
-        return FuncTransform.apply(pure, 0, *tensors)
+        return FuncTransform.apply(pure, *tensors)
     return tuple(_wrap(o) for o in pure(*[t._data for t in tensors]))
 
 
