@@ -1,0 +1,344 @@
+"""torchlike.compile: every compiled step equals the eager step, over several calls, and steady state compiles nothing.
+
+Each test builds the same model and optimizer twice (same seed), runs ``fn`` eagerly on one and compiled on the
+other, and compares losses, parameters, gradients, optimizer state, buffers and versions after every call.
+"""
+import warnings
+
+import jax
+import numpy as np
+import pytest
+
+import torchlike as torch
+from torchlike import nn
+from torchlike._dynamo import OptimizedModule
+
+F = nn.functional
+
+
+def _close(a, b, dtype):
+    rtol = 1e-6 if dtype == torch.float64 else 1e-5
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=rtol)
+
+
+def _pair(make):
+    """Two copies of ``make()``'s objects from the same seed: one for eager, one for compiled."""
+    torch.manual_seed(0)
+    a = make()
+    torch.manual_seed(0)
+    b = make()
+    return a, b
+
+
+def _same_state(m1, m2, dtype, opts=()):
+    for (n, p), q in zip(m1.named_parameters(), m2.parameters()):
+        _close(p.detach().numpy(), q.detach().numpy(), dtype)
+        assert (p.grad is None) == (q.grad is None), n
+        if p.grad is not None:
+            _close(p.grad.numpy(), q.grad.numpy(), dtype)
+    for b1, b2 in zip(m1.buffers(), m2.buffers()):
+        _close(b1.numpy(), b2.numpy(), dtype)
+    for o1, o2 in opts:
+        s1, s2 = o1.state_dict()["state"], o2.state_dict()["state"]
+        assert s1.keys() == s2.keys()
+        for k in s1:
+            for name in s1[k]:
+                _close(np.asarray(s1[k][name]), np.asarray(s2[k][name]), dtype)
+
+
+def _mlp(dtype, *extra):
+    return nn.Sequential(nn.Linear(6, 8), *extra, nn.Tanh(), nn.Linear(8, 3)).to(dtype)
+
+
+_OPTIMIZERS = {
+    "sgd_momentum": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3),
+    "adam": lambda ps: torch.optim.Adam(ps, lr=1e-2),
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-2, amsgrad=True),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("opt_name", sorted(_OPTIMIZERS))
+def test_training_step_equals_eager(dtype, opt_name):
+    (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, _OPTIMIZERS[opt_name](m.parameters())))(_mlp(dtype)))
+    x = torch.randn(5, 6, dtype=dtype)
+    y = torch.tensor([0, 1, 2, 1, 0])
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    cstep = torch.compile(step)
+    for i in range(4):
+        v1 = [p._version for p in m1.parameters()]
+        l1 = step(m1, o1, x, y)
+        l2 = cstep(m2, o2, x, y)
+        _close(l1.detach().numpy(), l2.detach().numpy(), dtype)
+        _same_state(m1, m2, dtype, [(o1, o2)])
+        assert [p._version - v for p, v in zip(m1.parameters(), v1)] == \
+            [p._version - v for p, v in zip(m2.parameters(), v1)]
+        assert l2.requires_grad and l2.grad_fn.name() == "CompiledFunctionBackward"
+    assert cstep.compiles == 2  # first call (no .grad, no optimizer state yet), then the steady state
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        l2.backward()
+
+
+def test_steady_state_compiles_nothing_and_leaks_nothing():
+    (m1, o1), _ = _pair(lambda: (lambda m: (m, torch.optim.Adam(m.parameters())))(_mlp(torch.float32)))
+    x, y = torch.randn(5, 6), torch.randn(5, 3)
+
+    @torch.compile
+    def step(x, y):
+        o1.zero_grad()
+        loss = F.mse_loss(m1(x), y)
+        loss.backward()
+        o1.step()
+        return loss
+    for _ in range(3):
+        step(x, y)
+    compiles = step.compiles
+    jax.block_until_ready(step(x, y)._data)
+    live = len(jax.live_arrays())
+    for _ in range(30):
+        step(x, y)
+    assert step.compiles == compiles
+    assert len(jax.live_arrays()) <= live + 2
+
+
+def test_hooks_transform_gradients():
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    for m in (m1, m2):
+        m[0].weight.register_hook(lambda g: g * 3)
+        m[2].register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0.5,))
+        m[2].bias.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(2))
+    x = torch.randn(4, 6, dtype=torch.float64)
+
+    def fn(model, x):
+        h = model[0](x)
+        h.register_hook(lambda g: g.clamp(-0.1, 0.1))
+        out = model[2](model[1](h)).pow(2).sum()
+        out.grad_fn.register_prehook(lambda gs: (gs[0] * 2,))
+        out.backward()
+        return out
+    cfn = torch.compile(fn)
+    for _ in range(3):
+        _close(fn(m1, x).detach().numpy(), cfn(m2, x).detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64)
+
+
+def test_grad_accumulates_across_calls_without_zero_grad():
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    x = torch.randn(4, 6, dtype=torch.float64)
+
+    def fn(model, x):
+        model(x).sum().backward()
+    cfn = torch.compile(fn)
+    for _ in range(3):
+        fn(m1, x)
+        cfn(m2, x)
+        _same_state(m1, m2, torch.float64)
+    assert cfn.compiles == 2
+
+
+def test_python_side_effects_in_a_hook_are_reported():
+    m = _mlp(torch.float32)
+    seen = []
+    m[0].weight.register_hook(lambda g: seen.append(g.shape))
+
+    @torch.compile
+    def fn(x):
+        m(x).sum().backward()
+    with pytest.warns(UserWarning, match="list"):
+        fn(torch.randn(2, 6))
+    n = len(seen)
+    fn(torch.randn(2, 6))
+    fn(torch.randn(2, 6))
+    assert len(seen) == n  # the hook ran while tracing, not once per call
+
+
+def test_batch_shape_change_compiles_once_per_shape():
+    (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, torch.optim.SGD(m.parameters(), lr=0.1)))(_mlp(torch.float64)))
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+    cstep = torch.compile(step)
+    shapes = [3, 3, 7, 7, 3, 7]
+    for n in shapes:
+        x = torch.randn(n, 6, dtype=torch.float64)
+        _close(step(m1, o1, x).detach().numpy(), cstep(m2, o2, x).detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64, [(o1, o2)])
+    assert cstep.compiles == 3  # 3 (no .grad yet), 3, 7
+
+
+def test_no_grad_region_and_manual_update():
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    x = torch.randn(4, 6, dtype=torch.float64)
+
+    def fn(model, x):
+        with torch.no_grad():
+            target = model(x) * 0.5
+        loss = (model(x) - target).pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.1 * p.grad
+                p.grad = None
+        return loss, target
+    cfn = torch.compile(fn)
+    for _ in range(3):
+        (l1, t1), (l2, t2) = fn(m1, x), cfn(m2, x)
+        _close(l1.detach().numpy(), l2.detach().numpy(), torch.float64)
+        _close(t1.numpy(), t2.numpy(), torch.float64)
+        assert not t2.requires_grad
+        _same_state(m1, m2, torch.float64)
+    assert cfn.compiles == 1
+
+
+def test_batchnorm_statistics_and_dropout_train_and_eval():
+    m1, m2 = _pair(lambda: nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Dropout(0.4), nn.Linear(8, 2)).double())
+    x = torch.randn(5, 6, dtype=torch.float64)
+
+    def fn(model, x):
+        out = model(x).sum()
+        if model.training:
+            out.backward()
+        return out
+    cfn = torch.compile(fn)
+    for i, train in enumerate([True, True, True, False, False, True]):
+        m1.train(train)
+        m2.train(train)
+        torch.manual_seed(i)
+        l1 = fn(m1, x)
+        torch.manual_seed(i)
+        l2 = cfn(m2, x)
+        _close(l1.detach().numpy(), l2.detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64)
+        assert m1[1].num_batches_tracked.item() == m2[1].num_batches_tracked.item()
+    assert cfn.compiles == 3  # train (no .grad), train, eval
+
+
+def test_custom_function_custom_op_and_autograd_grad_inside():
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 10  # not the true derivative: the compiled step must use it
+
+    @torch.library.custom_op("compile_test::cube", mutates_args=())
+    def cube(x: torch.Tensor) -> torch.Tensor:
+        return torch.from_numpy(np.asarray(x.numpy()) ** 3)
+
+    @cube.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    cube.register_autograd(lambda ctx, g: g * 3 * ctx.saved_tensors[0] ** 2,
+                           setup_context=lambda ctx, inputs, output: ctx.save_for_backward(inputs[0]))
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    x = torch.randn(4, 6, dtype=torch.float64)
+
+    def fn(model, x):
+        xr = x.clone().requires_grad_()
+        h = Scale.apply(model(xr))
+        (gx,) = torch.autograd.grad(h.sum(), xr, create_graph=True)
+        loss = h.pow(2).sum() + gx.pow(2).sum()
+        loss.backward()
+        return loss
+    cfn = torch.compile(fn)
+    for _ in range(2):
+        _close(fn(m1, x).detach().numpy(), cfn(m2, x).detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64)
+    del cube
+
+
+def test_fullgraph_host_read_error_names_the_line_and_graph_break_stays_correct():
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    x = torch.randn(4, 6, dtype=torch.float64)
+
+    def fn(model, x):
+        loss = model(x).sum()
+        if loss.item() > 0:  # a host read
+            loss = loss * 2
+        loss.backward()
+        return loss
+    with pytest.raises(RuntimeError, match=r"fullgraph=True.*test_compile.py:\d+: if loss.item\(\) > 0"):
+        torch.compile(fn, fullgraph=True)(m2, x)
+    assert all(p.grad is None for p in m2.parameters())  # nothing half-changed
+    cfn = torch.compile(fn)
+    for _ in range(2):
+        _close(fn(m1, x).detach().numpy(), cfn(m2, x).detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64)
+
+
+def test_compiled_module_is_an_optimized_module():
+    m1, m2 = _pair(lambda: _mlp(torch.float64, nn.BatchNorm1d(8)))
+    cm = torch.compile(m2)
+    assert isinstance(cm, OptimizedModule) and cm._orig_mod is m2
+    assert list(cm.state_dict()) == ["_orig_mod." + k for k in m2.state_dict()]
+    assert getattr(cm, "0") is m2[0] and cm.training  # attributes are the original module's
+    x = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_()
+    for _ in range(3):
+        o1, o2 = m1(x), cm(x2)
+        assert o2.grad_fn.name() == "CompiledFunctionBackward"
+        _close(o1.detach().numpy(), o2.detach().numpy(), torch.float64)
+        o1.pow(2).sum().backward()
+        o2.pow(2).sum().backward()
+        _close(x.grad.numpy(), x2.grad.numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64)
+    cm.eval()
+    m1.eval()
+    _close(m1(x).detach().numpy(), cm(x2).detach().numpy(), torch.float64)
+    out = cm(x2).sum()
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        torch.autograd.grad(torch.autograd.grad(out, x2, create_graph=True)[0].sum(), x2)
+    torch._dynamo.reset()
+    assert cm._compiled.programs == []
+
+
+def test_recompile_limit_warns_with_the_cause():
+    global _SCALE
+    m = _mlp(torch.float32)
+    x = torch.randn(2, 6)
+
+    @torch.compile
+    def fn(x):
+        return (m(x) * _SCALE).sum()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(torch._dynamo.config.recompile_limit + 2):
+            _SCALE = float(i)
+            assert fn(x).item() == pytest.approx((m(x) * float(i)).sum().item(), rel=1e-5)
+    msgs = [str(w.message) for w in caught if "recompile_limit" in str(w.message)]
+    assert len(msgs) == 1 and "_SCALE changed" in msgs[0]
+
+
+_SCALE = 1.0
+
+
+def test_outputs_structure_and_input_writes():
+    m = _mlp(torch.float64)
+    x = torch.randn(3, 6, dtype=torch.float64)
+
+    @torch.compile
+    def fn(x, k):
+        x.mul_(2)
+        return {"out": m(x), "k": k, "pair": (x.sum(), None)}
+    for k in range(2):
+        x1 = x.clone()
+        x2 = x.clone()
+        r = fn(x2, 3)
+        _close(x2.numpy(), (x1 * 2).numpy(), torch.float64)
+        assert x2._version == 1
+        assert r["k"] == 3 and r["pair"][1] is None
+        _close(r["out"].detach().numpy(), m(x1 * 2).detach().numpy(), torch.float64)
+    assert fn.compiles == 1

@@ -1,0 +1,716 @@
+"""``torchlike.compile``: a function of torchlike code run as one ``jax.jit`` program per guard signature.
+
+How a call runs. ``fn``'s *state* is found by walking what it can reach: its arguments, its closure cells, the
+globals its code names (recursively through user functions), ``self`` of a bound method, and from there modules,
+optimizers, schedulers, generators, user objects, dicts, lists and tuples. Every Tensor found (parameters, ``.grad``,
+buffers, optimizer state, ...) and every generator's key is an input of the program; the walk also gives the *guard*:
+the structure of what was found (object identities of modules/optimizers/containers, each tensor's shape, dtype,
+``requires_grad``, whether it has a ``.grad``, hook counts, the Python scalars it reaches, module ``training``
+flags), the arguments' tree, shapes and dtypes, and the grad mode. One program is traced per guard (the first call
+with it): the inputs' arrays are replaced by tracers, ``fn`` runs with its torchlike semantics (the tape, hooks,
+custom Functions, ``backward()``, optimizer steps) and the state it leaves holding tracers (written in place, new
+``.grad`` tensors, new optimizer state) becomes the program's outputs. Each call then reads the current state,
+runs the program, and writes the results back (versions bumped as the trace bumped them).
+
+What does not carry over from eager:
+- Python side effects (a hook appending to a list, a print) run while tracing, once per compilation, not per call;
+  a list that grows while tracing is reported with a warning.
+- A host read (``.item()``, ``bool(t)``, data-dependent control flow, NumPy conversion) cannot be traced:
+  ``fullgraph=True`` raises an error naming the user's line; otherwise that guard signature runs eagerly (a graph
+  break that keeps the whole function eager, where torch.compile would split it in two).
+- Outputs whose graph ``fn`` already backpropagated through carry a ``CompiledFunctionBackward`` node that raises
+  torch's "backward through the graph a second time" error; outputs with a live graph carry a
+  ``CompiledFunctionBackward`` node whose backward is a second compiled program (``fn`` again, then the torchlike
+  engine's ``autograd.grad``: custom Functions' and hooks' backward semantics hold; double backward is refused as
+  torch's aot_autograd does).
+- Tensors reachable only through objects the walk does not enter (library objects, lists or dicts longer than
+  ``config.walk_container_limit``) are read as constants of the program.
+"""
+import functools
+import sys
+import traceback
+import types
+import warnings
+import weakref
+
+import jax
+import jax.extend
+from jax.core import Tracer
+
+from .. import _grad_mode as _gm
+from .._graph import Node, _ALL_FREED, _FREED, _FREED_MSG
+from .._tensor import _NO_VC, Tensor, _wrap
+from ..autograd import grad as _autograd_grad
+from ..autograd.function import Function
+from ..nn.modules.module import Module
+from ..ops import creation as _creation
+from ..ops._views import _write
+from . import config
+
+__all__ = ["OptimizedModule"]
+
+_tree = jax.tree_util
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_LIBRARIES = frozenset({"torchlike", "interop", "jax", "jaxlib", "numpy", "torch", "optax", "scipy"})
+_ALL = weakref.WeakSet()  # every compiled function (for torchlike._dynamo.reset)
+_HOST_READS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError)
+
+
+def _is_library(obj):
+    name = getattr(obj, "__module__", None) or type(obj).__module__ or ""
+    root = name.partition(".")[0]
+    return root in _LIBRARIES or root in sys.stdlib_module_names
+
+
+# ----- the walk: state and guard ----------------------------------------------------------------------------------
+_MISSING = object()
+
+
+class _Walk:
+    """What ``fn`` can reach: its state (tensors, generators), where each object sits, and the guard: Python
+    expressions over the objects found that are all true while nothing the trace depends on changed."""
+
+    def __init__(self):
+        self.tensors = []  # state tensors in visit order
+        self.index = {}  # id(tensor) -> its position in self.tensors
+        self.generators = []
+        self.places = {}  # id(object) -> (container, key) where the walk found it
+        self.lists = []  # (list, its length): to report lists that grew while tracing
+        self.seen = {}
+        self.roots = []
+        self.env = {"_MISSING": _MISSING, "_Tensor": Tensor}  # the guard's globals: the objects it reads, by name
+        self.names = {}
+        self.checks = []  # (expression, what it reads, for messages)
+        self.exprs = []  # per state tensor: the expression that reads it
+
+    def bind(self, obj):
+        name = self.names.get(id(obj))
+        if name is None:
+            name = self.names[id(obj)] = f"_{len(self.env)}"
+            self.env[name] = obj
+        return name
+
+    def visit(self, obj, expr, what, depth=0, container=None, key=None):
+        """Walk ``obj``, which ``expr`` (a Python expression) reads now; ``what`` names it for messages."""
+        check = self.checks.append
+        if isinstance(obj, _SCALARS):
+            if obj is None or isinstance(obj, bool):
+                check((f"{expr} is {obj!r}", what))
+            else:
+                check((f"type(_v := {expr}) is {type(obj).__name__} and _v == {self.bind(obj)}", what))
+            return
+        if isinstance(obj, Tensor) and container is not None and key == "_grad":
+            # a .grad: read through its tensor each call (backward and zero_grad replace it); checked by shape
+            if id(obj) not in self.seen:
+                self.seen[id(obj)] = obj
+                self.places[id(obj)] = (container, key)
+                self._tensor(obj, expr, what, depth)
+            return
+        name = self.bind(obj)
+        check((f"{expr} is {name}", what))
+        if id(obj) in self.seen:
+            return
+        self.seen[id(obj)] = obj
+        if container is not None:
+            self.places[id(obj)] = (container, key)
+        if isinstance(obj, Tensor):
+            self._tensor(obj, name, what, depth)
+        elif isinstance(obj, _creation.Generator):
+            self.generators.append(obj)
+        elif isinstance(obj, (list, tuple)):
+            self._sequence(obj, name, what, depth)
+        elif isinstance(obj, dict):
+            self._dict(obj, name, what, depth)
+        elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
+            self._function(obj, name, what, depth)
+        elif depth < config.walk_depth and hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)) \
+                and (isinstance(obj, Module) or not _is_library(obj) or _is_state_owner(obj)):
+            attrs = vars(obj)
+            d = self.bind(attrs)
+            check((f"len({d}) == {len(attrs)}", f"{what}'s attributes"))
+            empty = []  # attributes holding empty dicts or sets (hooks, mostly): checked together, by object
+            for k, value in list(attrs.items()):
+                if isinstance(value, (dict, set)) and not value and k.startswith("_"):
+                    empty.append(self.bind(value))
+                else:
+                    self.visit(value, f"{d}.get({k!r}, _MISSING)", f"{what}.{k}", depth + 1, obj, k)
+            if empty:
+                check((f"not ({' or '.join(empty)})", f"{what}'s hooks"))
+
+    def _tensor(self, t, n, what, depth):
+        self.index[id(t)] = len(self.tensors)
+        self.tensors.append(t)
+        self.exprs.append(n)
+        d = t._data
+        self.checks.append((
+            f"(_v := {n}._data).shape == {self.bind(d.shape)} and _v.dtype == {self.bind(d.dtype)} and "
+            f"{n}._requires_grad is {t._requires_grad} and ({n}._grad_fn is None) is {t._grad_fn is None}",
+            f"{what}'s shape, dtype, requires_grad or history"))
+        if n.endswith("._grad"):
+            return  # (a .grad's own hooks and .grad are not the trace's business)
+        if t._hooks or t._post_acc_hooks:
+            self.checks.append((f"len({n}._hooks or ()) == {len(t._hooks or ())} and len({n}._post_acc_hooks or ())"
+                                f" == {len(t._post_acc_hooks or ())}", f"{what}'s hooks"))
+            for hooks in (t._hooks, t._post_acc_hooks):
+                for hook in list((hooks or {}).values()):
+                    self.visit(hook, self.bind(hook), f"{what}'s hook", depth + 1)
+        else:
+            self.checks.append((f"not ({n}._hooks or {n}._post_acc_hooks)", f"{what}'s hooks"))
+        self.visit(t._grad, f"{n}._grad", f"{what}.grad", depth + 1, t, "_grad")
+
+    def _sequence(self, seq, n, what, depth):
+        if len(seq) > config.walk_container_limit or depth >= config.walk_depth:
+            return
+        self.checks.append((f"len({n}) == {len(seq)}", f"len({what})"))
+        if isinstance(seq, list):
+            self.lists.append((seq, len(seq)))
+        for k, v in enumerate(seq):
+            self.visit(v, f"{n}[{k}]", f"{what}[{k}]", depth + 1, seq, k)
+
+    def _dict(self, d, n, what, depth):
+        if len(d) > config.walk_container_limit and depth or depth >= config.walk_depth:
+            return
+        self.checks.append((f"len({n}) == {len(d)}", f"len({what})"))
+        for k, v in list(d.items()):
+            if isinstance(k, Tensor):
+                self.visit(k, self.bind(k), f"{what}'s key", depth + 1)
+            label = k if isinstance(k, str) else "<key>"
+            self.visit(v, f"{n}.get({self.bind(k)}, _MISSING)", f"{what}[{label!r}]", depth + 1, d, k)
+
+    def _function(self, fn, n, what, depth):
+        if isinstance(fn, functools.partial):
+            self.visit(fn.func, f"{n}.func", what, depth)
+            self.visit(fn.args, f"{n}.args", what, depth + 1)
+            self.visit(fn.keywords, f"{n}.keywords", what, depth + 1)
+            return
+        if isinstance(fn, types.MethodType):
+            self.visit(fn.__self__, f"{n}.__self__", what.rpartition(".")[0] or what, depth)
+            fn = fn.__func__
+        if _is_library(fn) or depth >= config.walk_depth:
+            return
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell (a name assigned later)
+                continue
+            self.visit(value, f"{self.bind(cell)}.cell_contents", var, depth + 1, cell, None)
+        globs = fn.__globals__
+        for name in _global_names(fn.__code__):
+            if name in globs:
+                self.visit(globs[name], f"{self.bind(globs)}.get({name!r}, _MISSING)", name, depth + 1, globs, name)
+        self.visit(fn.__defaults__, f"{n}.__defaults__", f"{what}'s defaults", depth + 1)
+        self.visit(fn.__kwdefaults__, f"{n}.__kwdefaults__", f"{what}'s defaults", depth + 1)
+
+    def guard(self):
+        """The checks as one compiled function ``guard(A) -> bool`` (A: the call's flattened arguments)."""
+        body = " and ".join(f"({e})" for e, _ in self.checks) or "True"
+        env = dict(self.env)
+        gather = ", ".join(self.exprs)
+        exec(f"def guard(A):\n    return {body}\n\ndef gather():\n    return [{gather}]\n", env)  # noqa: S102
+        return env["guard"], env["gather"]  # (generated from the walk, as torch.compile's guards are)
+
+    def failing(self, leaves):
+        """What the first failing check reads (why a call did not match this guard)."""
+        env = dict(self.env, A=leaves)
+        for expr, what in self.checks:
+            try:
+                if not eval(expr, env):  # noqa: S307
+                    return what
+            except Exception:
+                return what
+        return None
+
+
+def _is_state_owner(obj):
+    """Library objects whose attributes are state: optimizers and schedulers (found by their attributes)."""
+    return hasattr(obj, "param_groups") or hasattr(obj, "optimizer") and hasattr(obj, "last_epoch")
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(_global_names(const))
+    return tuple(sorted(names))
+
+
+# ----- reading and writing the state --------------------------------------------------------------------------
+def _value(t):
+    return t._data
+
+
+def _version(t):
+    """t's version (its counter made if it has none yet); None for an inference tensor (no counter)."""
+    vc = t._version_counter()
+    return None if vc is _NO_VC else vc.version
+
+
+def _set_value(t, value):
+    """New values for a state tensor; the views and aliases sharing its memory see them too."""
+    if t._storage is None:
+        t._data = value
+    else:
+        _write(t, value)
+
+
+class _Snapshot:
+    """The walked state's values and Python structure before a trace, to put back after it."""
+
+    def __init__(self, walk, tensors):
+        self.tensors = [(t, _value(t), t._storage, t._grad, _version(t),
+                         t._requires_grad, t._grad_fn, t._output_nr) for t in tensors]
+        self.keys = [(g, g._key) for g in walk.generators]
+        self.containers = [(c, dict(c)) for c in walk.seen.values() if type(c) is dict or
+                           isinstance(c, dict) and not isinstance(c, types.MappingProxyType)]
+        self.lists = [(c, list(c)) for c, _ in walk.lists]
+
+    def values(self):
+        """Put the values back, leaving the structure (new .grad, new optimizer state) as the trace left it."""
+        for t, value, storage, _, version, requires_grad, grad_fn, nr in self.tensors:
+            t._storage = storage
+            _set_value(t, value)
+            if version is not None:
+                t._vc.version = version
+            t._requires_grad, t._grad_fn, t._output_nr = requires_grad, grad_fn, nr
+        for g, key in self.keys:
+            g._key = key
+
+    def all(self):
+        """Put everything back (after a failed trace)."""
+        self.values()
+        for t, _, _, grad, *_ in self.tensors:
+            t._grad = grad
+        for c, items in self.containers:
+            c.clear()
+            c.update(items)
+        for c, items in self.lists:
+            c[:] = items
+
+
+# ----- one compiled program -----------------------------------------------------------------------------------
+class _Program:
+    """One guard's program: the guard, the state it reads and writes, and how its results go back."""
+
+    eager = False  # a graph break: this guard's calls run fn eagerly
+
+    def __init__(self, walk, tree, modes, arg_pos):
+        self.guard, self.gather = walk.guard()
+        self.walk = walk  # (for the recompile message)
+        self.tree, self.modes, self.arg_pos = tree, modes, arg_pos
+        self.generators = walk.generators  # (and gather(): the state tensors, in the program's input order)
+        self.jitted = None
+        self.out_tree = None  # fn's output structure
+        self.out_kinds = []  # per output leaf: ("array", None) or ("const", value)
+        self.writes = []  # per written array: ("state"|"arg", position) | ("arggrad", position) | ("new"|"key", obj)
+        self.attach = []  # (container, key, object, container's state position or None): structure fn built
+        self.deltas = []  # (state position, version bump), then the arguments'
+        self.arg_deltas = []
+        self.freed = []  # per output leaf: fn already backpropagated through its graph
+        self.live = []  # per output leaf: it requires grad and its graph is live (a differentiable output)
+
+
+class _Compiled:
+    """``torchlike.compile(fn)``'s callable."""
+
+    def __init__(self, fn, fullgraph, dynamic):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.programs = []  # newest first
+        self.compiles = 0
+        self.warned = False
+        functools.update_wrapper(self, fn)
+        _ALL.add(self)
+
+    def __call__(self, *args, **kwargs):
+        if not config.enabled:
+            return self.fn(*args, **kwargs)
+        leaves, tree = _tree.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+        for x in leaves:
+            if isinstance(x, Tensor) and isinstance(x._data, Tracer):
+                return self.fn(*args, **kwargs)  # inside another transform: fn is traced as part of it
+        st = _gm._state
+        modes = (st.grad_enabled, st.inference)
+        for program in self.programs:
+            if program.tree == tree and program.modes == modes:
+                try:
+                    ok = program.guard(leaves)
+                except Exception:  # a place the guard reads is gone (an attribute deleted, an empty cell)
+                    ok = False
+                if ok:
+                    break
+        else:
+            program = self._compile(leaves, tree, modes)
+        if program.eager:
+            return self.fn(*args, **kwargs)
+        return self._run(program, leaves)
+
+    # ----- tracing ---------------------------------------------------------------------------------------------
+    def _walk(self, leaves):
+        walk = _Walk()
+        arg_pos = []
+        for i, x in enumerate(leaves):
+            e = f"A[{i}]"
+            if isinstance(x, Tensor):
+                arg_pos.append(i)
+                walk.seen[id(x)] = x
+                d, g = x._data, x._grad
+                walk.checks.append((
+                    f"isinstance({e}, _Tensor) and {e}._data.shape == {walk.bind(d.shape)} and {e}._data.dtype == "
+                    f"{walk.bind(d.dtype)} and {e}._requires_grad is {x._requires_grad} and ({e}._grad_fn is None) is "
+                    f"{x._grad_fn is None} and ({e}._grad is None) is {g is None}", f"argument {i}"))
+                if g is not None:
+                    walk.checks.append((f"{e}._grad._data.shape == {walk.bind(g._data.shape)}", f"argument {i}.grad"))
+            else:
+                walk.visit(x, e, f"argument {i}", 1)
+                if not isinstance(x, _SCALARS):
+                    walk.roots.append(x)
+        walk.visit(self.fn, walk.bind(self.fn), getattr(self.fn, "__qualname__", "fn"))
+        if _creation.default_generator not in walk.generators:
+            walk.generators.insert(0, _creation.default_generator)
+        return walk, arg_pos
+
+    def _compile(self, leaves, tree, modes):
+        walk, arg_pos = self._walk(leaves)
+        program = _Program(walk, tree, modes, arg_pos)
+        self.compiles += 1
+        if self.compiles > config.recompile_limit:
+            if not self.warned:
+                self.warned = True
+                warnings.warn(f"torchlike.compile: {self._name()} hit config.recompile_limit "
+                              f"({config.recompile_limit}); last cause: {self._cause(leaves, tree, modes)}; running "
+                              f"it eagerly for new signatures from now on", stacklevel=3)
+            program.eager = True
+            self.programs.insert(0, program)
+            return program
+        if self.programs and config.verbose:
+            warnings.warn(f"torchlike.compile: recompiling {self._name()}: {self._cause(leaves, tree, modes)}",
+                          stacklevel=3)
+        arg_tensors = [leaves[i] for i in arg_pos]
+        state_tensors, generators = walk.tensors, walk.generators
+        n_args, n_state = len(arg_tensors), len(state_tensors)
+        snapshot = _Snapshot(walk, state_tensors + arg_tensors)
+        found = {}
+
+        def traced(*arrays):
+            for t, a in zip(arg_tensors + state_tensors, arrays):
+                _set_value(t, a)
+            for g, a in zip(generators, arrays[n_args + n_state:]):
+                g._key = a
+            inputs = {id(a) for a in arrays}
+            args, kwargs = _tree.tree_unflatten(tree, leaves)
+            with _gm.set_grad_enabled(modes[0]):
+                out = self.fn(*args, **kwargs)
+            out_leaves, found["out_tree"] = _tree.tree_flatten(out, is_leaf=_is_tensor)
+            after = found["after"] = _Walk()
+            for t in arg_tensors:
+                after.seen[id(t)] = t
+            for x in walk.roots + [self.fn]:
+                after.visit(x, "", "")
+            written = []
+            for k, t in enumerate(arg_tensors):
+                if isinstance(_value(t), Tracer) and id(_value(t)) not in inputs:
+                    written.append(_value(t))
+                    program.writes.append(("arg", k))
+                g = t._grad
+                if g is not None and isinstance(g._data, Tracer) and id(g._data) not in inputs:
+                    written.append(g._data)
+                    program.writes.append(("arggrad", k))
+            for t in after.tensors:
+                v = _value(t)
+                if isinstance(v, Tracer) and id(v) not in inputs:
+                    written.append(v)
+                    pos = walk.index.get(id(t))
+                    program.writes.append(("state", pos) if pos is not None else ("new", t))
+            for g in generators + [g for g in after.generators if g not in generators]:
+                if isinstance(g._key, Tracer) and id(g._key) not in inputs:
+                    written.append(g._key)
+                    program.writes.append(("key", g))
+            found["out_leaves"] = out_leaves
+            outs = [x._data for x in out_leaves if isinstance(x, Tensor)]
+            found["n_outs"] = len(outs)
+            return outs + written
+
+        arrays = [_value(t) for t in arg_tensors + state_tensors] + [g._key for g in generators]
+        try:
+            closed = jax.make_jaxpr(traced)(*arrays)
+        except _HOST_READS as e:
+            snapshot.all()
+            return self._graph_break(program, e)
+        except BaseException:
+            snapshot.all()
+            raise
+        after = found["after"]
+        versions = [_version(t) for t in state_tensors + arg_tensors]
+        self._report_lists(walk)
+        snapshot.all()  # the call's state as it was; the program's writes and attachments then make it new
+        bumps = [(v or 0) - (_version(t) or 0) for t, v in zip(state_tensors + arg_tensors, versions)]
+        program.deltas = [(k, d) for k, d in enumerate(bumps[:n_state]) if d]
+        program.arg_deltas = [(k, d) for k, d in enumerate(bumps[n_state:]) if d]
+        for i, obj in after.seen.items():
+            if i not in walk.seen and i in after.places and not isinstance(after.places[i][0], list):
+                container, k = after.places[i]  # (what fn appended to a list is not replayed: reported above)
+                pos = walk.index.get(id(container)) if isinstance(container, Tensor) else None
+                program.attach.append((container, k, obj, pos))
+        for t in state_tensors:  # a .grad set to None inside fn
+            if t._grad is not None and id(t) in after.seen and not any(
+                    c is t for c, *_ in after.places.values()):
+                program.attach.append((t, "_grad", None, walk.index[id(t)]))
+        for x in found["out_leaves"]:
+            if isinstance(x, Tensor):
+                gone = x._grad_fn is not None and _graph_freed(x._grad_fn)
+                program.out_kinds.append(("array", None))
+                program.freed.append(gone)
+                program.live.append(x._requires_grad and not gone)
+            else:
+                program.out_kinds.append(("const", x))
+                program.freed.append(False)
+                program.live.append(False)
+        program.out_tree = found["out_tree"]
+        program.jitted = _split(jax.jit(jax.extend.core.jaxpr_as_fun(closed)), found["n_outs"])
+        if any(program.live):
+            self._backward_program(program, leaves, arg_tensors)
+        self.programs.insert(0, program)
+        return program
+
+    def _name(self):
+        return getattr(self.fn, "__qualname__", repr(self.fn))
+
+    def _graph_break(self, program, error):
+        frame = _user_frame(error)
+        where = f" (at {frame.filename}:{frame.lineno}: {frame.line})" if frame is not None else ""
+        if self.fullgraph:
+            raise RuntimeError(f"torchlike.compile(fullgraph=True): {self._name()} reads a tensor's value on the "
+                               f"host{where}, which cannot be part of one program ({type(error).__name__}). Move the "
+                               f"read out of the compiled function, or compile with fullgraph=False to run this "
+                               f"signature eagerly.") from None
+        if config.verbose:
+            warnings.warn(f"torchlike.compile: graph break{where}: {self._name()} runs eagerly for this signature",
+                          stacklevel=4)
+        program.eager = True
+        self.programs.insert(0, program)
+        return program
+
+    def _cause(self, leaves, tree, modes):
+        """Why the newest call matched no program (what the latest program's guard found changed)."""
+        last = next((p for p in self.programs if not p.eager), None)
+        if last is None:
+            return "a new signature"
+        if last.tree != tree:
+            return "the arguments' structure changed"
+        if last.modes != modes:
+            return "the grad mode changed"
+        what = last.walk.failing(leaves)
+        return f"{what} changed" if what else "a new signature"
+
+    def _report_lists(self, walk):
+        grown = [(c, n) for c, n in walk.lists if len(c) != n]
+        if grown:
+            warnings.warn(f"torchlike.compile: {self._name()} changed {len(grown)} list(s) while tracing (e.g. a hook "
+                          f"appending to a list): Python side effects run once per compilation, not once per call",
+                          stacklevel=4)
+
+    def _backward_program(self, program, leaves, arg_tensors):
+        """The program for the gradients of fn's live outputs: fn again on the same inputs, then the engine."""
+        walk = program.walk
+        generators = walk.generators
+        n_args, n_state = len(arg_tensors), len(walk.tensors)
+        program.diff = [k for k, t in enumerate(arg_tensors + walk.tensors) if t._requires_grad]
+        arrays_at = [i for i, (kind, _) in enumerate(program.out_kinds) if kind == "array"]
+        program.live_outputs = live = [k for k, i in enumerate(arrays_at) if program.live[i]]
+        tree = program.tree
+
+        def pullback(arrays, cts):
+            tensors = [leaves[i] for i in program.arg_pos] + program.gather()
+            snapshot = _Snapshot(walk, tensors)
+            try:
+                for t, a in zip(tensors, arrays):
+                    _set_value(t, a)
+                for g, a in zip(generators, arrays[n_args + n_state:]):
+                    g._key = a
+                args, kwargs = _tree.tree_unflatten(tree, leaves)
+                with _gm.set_grad_enabled(True):
+                    out = self.fn(*args, **kwargs)
+                outs = [x for x in _tree.tree_leaves(out, is_leaf=_is_tensor) if isinstance(x, Tensor)]
+                grads = _autograd_grad([outs[k] for k in live], [tensors[k] for k in program.diff],
+                                       [_wrap(c) for c in cts], allow_unused=True)
+                return [None if g is None else g._data for g in grads]
+            finally:
+                snapshot.all()
+        program.backward = jax.jit(pullback)
+
+    # ----- running ---------------------------------------------------------------------------------------------
+    def _run(self, program, leaves):
+        arg_tensors = [leaves[i] for i in program.arg_pos]
+        state_tensors = program.gather()
+        arrays = [_value(t) for t in arg_tensors] + [_value(t) for t in state_tensors] + \
+            [g._key for g in program.generators]
+        if any(program.live) and _gm._state.grad_enabled:
+            diff = [(arg_tensors + state_tensors)[k] for k in program.diff]
+            outs = CompiledFunction.apply(self, program, arrays, arg_tensors, state_tensors, *diff)
+        else:
+            outs, written = program.jitted(arrays)
+            self._write_back(program, arg_tensors, state_tensors, written)
+            outs = [_wrap(o) for o in outs]
+        return self._outputs(program, outs)
+
+    def _write_back(self, program, arg_tensors, state_tensors, written):
+        for container, k, obj, pos in program.attach:
+            if pos is not None:
+                container = state_tensors[pos]
+            if isinstance(container, Tensor):
+                container._grad = obj
+            elif isinstance(container, dict):
+                container[k] = obj
+            elif isinstance(container, types.CellType):
+                container.cell_contents = obj
+            else:
+                vars(container)[k] = obj
+        for (kind, where), value in zip(program.writes, written):
+            if kind == "state":
+                _set_value(state_tensors[where], value)
+            elif kind == "arg":
+                _set_value(arg_tensors[where], value)
+            elif kind == "arggrad":
+                t = arg_tensors[where]
+                if t._grad is None:
+                    t._grad = _wrap(value)
+                else:
+                    _set_value(t._grad, value)
+            elif kind == "new":
+                _set_value(where, value)
+            else:
+                where._key = value
+        for k, d in program.deltas:
+            state_tensors[k]._version_counter().version += d
+        for k, d in program.arg_deltas:
+            arg_tensors[k]._version_counter().version += d
+
+    def _outputs(self, program, arrays):
+        it = iter(arrays)
+        leaves = []
+        for (kind, value), freed in zip(program.out_kinds, program.freed):
+            if kind == "const":
+                leaves.append(value)
+                continue
+            t = next(it)
+            if freed and not t._requires_grad:
+                t._requires_grad = True
+                t._grad_fn = _FreedGraph()
+            leaves.append(t)
+        return _tree.tree_unflatten(program.out_tree, leaves)
+
+
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def _split(jitted, n_outs):
+    """``jitted(arrays) -> (fn's output arrays, the written state's arrays)``."""
+    def run(arrays):
+        flat = jitted(*arrays)
+        return flat[:n_outs], flat[n_outs:]
+    return run
+
+
+def _graph_freed(node):
+    """Whether a backward without retain_graph already ran through ``node``'s graph."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        saved = n._for_backward
+        if saved is _ALL_FREED or saved and _FREED in saved:
+            return True
+        stack.extend(f for f, _ in n.next_functions)
+    return False
+
+
+class _FreedGraph(Node):
+    """The node of a compiled function's output whose graph the function already backpropagated through."""
+
+    _name = "CompiledFunctionBackward"
+
+    def _apply(self, grads, mask=None):
+        raise RuntimeError(_FREED_MSG)
+
+
+class CompiledFunction(Function):
+    """A compiled function's outputs that require grad, as one node (torch's ``CompiledFunctionBackward``)."""
+
+    @staticmethod
+    def forward(ctx, compiled, program, arrays, arg_tensors, state_tensors, *diff):
+        outs, written = program.jitted(arrays)
+        compiled._write_back(program, arg_tensors, state_tensors, written)
+        ctx.program, ctx.arrays = program, arrays
+        tensors = tuple(_wrap(o) for o in outs)
+        live = set(program.live_outputs)
+        ctx.mark_non_differentiable(*[t for k, t in enumerate(tensors) if k not in live])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if _gm._state.grad_enabled:
+            raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
+        program = ctx.program
+        cts = [grads[k]._data for k in program.live_outputs]
+        gs = program.backward(ctx.arrays, cts)
+        return (None,) * 5 + tuple(None if g is None else _wrap(g) for g in gs)
+
+
+def _user_frame(error):
+    """The innermost frame of the traceback that is the user's code (not torchlike's, JAX's or the stdlib's)."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = frame.filename
+        if not any(f"{sep}{lib}{sep}" in path for lib in ("torchlike", "jax", "jaxlib", "interop")
+                   for sep in ("/",)) and "<frozen" not in path and "/lib/python" not in path:
+            return frame
+    return None
+
+
+# ----- modules --------------------------------------------------------------------------------------------------
+class OptimizedModule(Module):
+    """A compiled module (torch's ``OptimizedModule``): calls run ``_orig_mod`` compiled; attributes, parameters
+    and ``state_dict`` (keys prefixed ``_orig_mod.``) are the original module's."""
+
+    def __init__(self, mod, compiled):
+        super().__init__()
+        self._orig_mod = mod
+        vars(self)["_compiled"] = compiled
+
+    def forward(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+    def train(self, mode=True):
+        self._orig_mod.train(mode)
+        self.training = mode
+        return self
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile: ``model`` (a function or a Module) run as one ``jax.jit`` program per guard signature.
+
+    ``backend``, ``mode`` and ``options`` are accepted and ignored (XLA compiles every program); ``dynamic`` is
+    accepted (shapes are always specialised: a new shape is a new program); ``disable=True`` returns ``model``.
+    Used without ``model``, returns a decorator.
+    """
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, _Compiled(model.__call__, fullgraph, dynamic))
+    if not callable(model):
+        raise RuntimeError("torch.compile: model must be a Module or a callable")
+    return _Compiled(model, fullgraph, dynamic)
