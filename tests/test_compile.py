@@ -342,3 +342,28 @@ def test_outputs_structure_and_input_writes():
         assert r["k"] == 3 and r["pair"][1] is None
         _close(r["out"].detach().numpy(), m(x1 * 2).detach().numpy(), torch.float64)
     assert fn.compiles == 1
+
+
+@pytest.mark.parametrize("opt_name", sorted(_OPTIMIZERS))
+def test_learning_rate_schedule_never_recompiles(opt_name):
+    def make():
+        m = _mlp(torch.float64)
+        opt = _OPTIMIZERS[opt_name](m.parameters())
+        return m, opt, torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    (m1, o1, s1), (m2, o2, s2) = _pair(make)
+    x = torch.randn(4, 6, dtype=torch.float64)
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    cstep = torch.compile(step)
+    for _ in range(5):
+        _close(step(m1, o1, x).detach().numpy(), cstep(m2, o2, x).detach().numpy(), torch.float64)
+        s1.step()
+        s2.step()
+        _same_state(m1, m2, torch.float64, [(o1, o2)])
+    assert type(o2.param_groups[0]["lr"]) is float
+    assert cstep.compiles == 2

@@ -73,7 +73,7 @@ class _Walk:
     def __init__(self):
         self.tensors = []  # state tensors in visit order
         self.index = {}  # id(tensor) -> its position in self.tensors
-        self.generators = []
+        self.cells = []  # the other inputs: generators' keys, optimizers' learning rates (_Key, _Item)
         self.places = {}  # id(object) -> (container, key) where the walk found it
         self.lists = []  # (list, its length): to report lists that grew while tracing
         self.seen = {}
@@ -116,7 +116,7 @@ class _Walk:
         if isinstance(obj, Tensor):
             self._tensor(obj, name, what, depth)
         elif isinstance(obj, _creation.Generator):
-            self.generators.append(obj)
+            self.cells.append(_Key(obj))
         elif isinstance(obj, (list, tuple)):
             self._sequence(obj, name, what, depth)
         elif isinstance(obj, dict):
@@ -171,7 +171,12 @@ class _Walk:
         if len(d) > config.walk_container_limit and depth or depth >= config.walk_depth:
             return
         self.checks.append((f"len({n}) == {len(d)}", f"len({what})"))
+        lifted = "params" in d and type(d.get("lr")) is float  # an optimizer's param group: lr is an input
         for k, v in list(d.items()):
+            if lifted and k == "lr":
+                self.cells.append(_Item(d, k))
+                self.checks.append((f"type({n}.get('lr')) is float", f"{what}['lr']"))
+                continue
             if isinstance(k, Tensor):
                 self.visit(k, self.bind(k), f"{what}'s key", depth + 1)
             label = k if isinstance(k, str) else "<key>"
@@ -235,6 +240,45 @@ def _global_names(code):
     return tuple(sorted(names))
 
 
+class _Key:
+    """A generator's key as a program input (and output: drawing advances it)."""
+
+    def __init__(self, generator):
+        self.owner = generator
+
+    def get(self):
+        return self.owner._key
+
+    def install(self, value):
+        self.owner._key = value
+
+    def set(self, value):
+        self.owner._key = value
+
+    def restore(self, value):
+        self.owner._key = value
+
+
+class _Item:
+    """A Python float in a dict (an optimizer's ``lr``) as a program input: a scheduler's new value never
+    recompiles. While tracing it is a 0-d tensor (torch's optimizers take a tensor ``lr``)."""
+
+    def __init__(self, d, key):
+        self.owner, self.key = d, key
+
+    def get(self):
+        return self.owner[self.key]
+
+    def install(self, value):
+        self.owner[self.key] = self.installed = _wrap(value)
+
+    def set(self, value):
+        self.owner[self.key] = float(value)
+
+    def restore(self, value):
+        self.owner[self.key] = value
+
+
 # ----- reading and writing the state --------------------------------------------------------------------------
 def _value(t):
     return t._data
@@ -260,7 +304,7 @@ class _Snapshot:
     def __init__(self, walk, tensors):
         self.tensors = [(t, _value(t), t._storage, t._grad, _version(t),
                          t._requires_grad, t._grad_fn, t._output_nr) for t in tensors]
-        self.keys = [(g, g._key) for g in walk.generators]
+        self.cells = [(c, c.get()) for c in walk.cells]
         self.containers = [(c, dict(c)) for c in walk.seen.values() if type(c) is dict or
                            isinstance(c, dict) and not isinstance(c, types.MappingProxyType)]
         self.lists = [(c, list(c)) for c, _ in walk.lists]
@@ -273,8 +317,8 @@ class _Snapshot:
             if version is not None:
                 t._vc.version = version
             t._requires_grad, t._grad_fn, t._output_nr = requires_grad, grad_fn, nr
-        for g, key in self.keys:
-            g._key = key
+        for c, value in self.cells:
+            c.restore(value)
 
     def all(self):
         """Put everything back (after a failed trace)."""
@@ -298,11 +342,11 @@ class _Program:
         self.guard, self.gather = walk.guard()
         self.walk = walk  # (for the recompile message)
         self.tree, self.modes, self.arg_pos = tree, modes, arg_pos
-        self.generators = walk.generators  # (and gather(): the state tensors, in the program's input order)
+        self.cells = walk.cells  # (after gather(): the state tensors, in the program's input order)
         self.jitted = None
         self.out_tree = None  # fn's output structure
         self.out_kinds = []  # per output leaf: ("array", None) or ("const", value)
-        self.writes = []  # per written array: ("state"|"arg", position) | ("arggrad", position) | ("new"|"key", obj)
+        self.writes = []  # per written array: ("state"|"arg"|"arggrad", position) | ("new", tensor) | ("cell", cell)
         self.attach = []  # (container, key, object, container's state position or None): structure fn built
         self.deltas = []  # (state position, version bump), then the arguments'
         self.arg_deltas = []
@@ -367,8 +411,8 @@ class _Compiled:
                 if not isinstance(x, _SCALARS):
                     walk.roots.append(x)
         walk.visit(self.fn, walk.bind(self.fn), getattr(self.fn, "__qualname__", "fn"))
-        if _creation.default_generator not in walk.generators:
-            walk.generators.insert(0, _creation.default_generator)
+        if not any(isinstance(c, _Key) and c.owner is _creation.default_generator for c in walk.cells):
+            walk.cells.insert(0, _Key(_creation.default_generator))
         return walk, arg_pos
 
     def _compile(self, leaves, tree, modes):
@@ -388,7 +432,7 @@ class _Compiled:
             warnings.warn(f"torchlike.compile: recompiling {self._name()}: {self._cause(leaves, tree, modes)}",
                           stacklevel=3)
         arg_tensors = [leaves[i] for i in arg_pos]
-        state_tensors, generators = walk.tensors, walk.generators
+        state_tensors, cells = walk.tensors, walk.cells
         n_args, n_state = len(arg_tensors), len(state_tensors)
         snapshot = _Snapshot(walk, state_tensors + arg_tensors)
         found = {}
@@ -396,15 +440,15 @@ class _Compiled:
         def traced(*arrays):
             for t, a in zip(arg_tensors + state_tensors, arrays):
                 _set_value(t, a)
-            for g, a in zip(generators, arrays[n_args + n_state:]):
-                g._key = a
+            for c, a in zip(cells, arrays[n_args + n_state:]):
+                c.install(a)
             inputs = {id(a) for a in arrays}
             args, kwargs = _tree.tree_unflatten(tree, leaves)
             with _gm.set_grad_enabled(modes[0]):
                 out = self.fn(*args, **kwargs)
             out_leaves, found["out_tree"] = _tree.tree_flatten(out, is_leaf=_is_tensor)
             after = found["after"] = _Walk()
-            for t in arg_tensors:
+            for t in arg_tensors + [c.installed for c in cells if isinstance(c, _Item)]:
                 after.seen[id(t)] = t
             for x in walk.roots + [self.fn]:
                 after.visit(x, "", "")
@@ -423,16 +467,19 @@ class _Compiled:
                     written.append(v)
                     pos = walk.index.get(id(t))
                     program.writes.append(("state", pos) if pos is not None else ("new", t))
-            for g in generators + [g for g in after.generators if g not in generators]:
-                if isinstance(g._key, Tracer) and id(g._key) not in inputs:
-                    written.append(g._key)
-                    program.writes.append(("key", g))
+            known = {(id(c.owner), getattr(c, "key", None)) for c in cells}
+            for c in cells + [c for c in after.cells if (id(c.owner), getattr(c, "key", None)) not in known]:
+                v = c.get()
+                v = v._data if isinstance(v, Tensor) else v
+                if isinstance(v, Tracer) and id(v) not in inputs:
+                    written.append(v)
+                    program.writes.append(("cell", c))
             found["out_leaves"] = out_leaves
             outs = [x._data for x in out_leaves if isinstance(x, Tensor)]
             found["n_outs"] = len(outs)
             return outs + written
 
-        arrays = [_value(t) for t in arg_tensors + state_tensors] + [g._key for g in generators]
+        arrays = [_value(t) for t in arg_tensors + state_tensors] + [c.get() for c in cells]
         try:
             closed = jax.make_jaxpr(traced)(*arrays)
         except _HOST_READS as e:
@@ -514,7 +561,7 @@ class _Compiled:
     def _backward_program(self, program, leaves, arg_tensors):
         """The program for the gradients of fn's live outputs: fn again on the same inputs, then the engine."""
         walk = program.walk
-        generators = walk.generators
+        cells = walk.cells
         n_args, n_state = len(arg_tensors), len(walk.tensors)
         program.diff = [k for k, t in enumerate(arg_tensors + walk.tensors) if t._requires_grad]
         arrays_at = [i for i, (kind, _) in enumerate(program.out_kinds) if kind == "array"]
@@ -527,8 +574,8 @@ class _Compiled:
             try:
                 for t, a in zip(tensors, arrays):
                     _set_value(t, a)
-                for g, a in zip(generators, arrays[n_args + n_state:]):
-                    g._key = a
+                for c, a in zip(cells, arrays[n_args + n_state:]):
+                    c.install(a)
                 args, kwargs = _tree.tree_unflatten(tree, leaves)
                 with _gm.set_grad_enabled(True):
                     out = self.fn(*args, **kwargs)
@@ -545,7 +592,7 @@ class _Compiled:
         arg_tensors = [leaves[i] for i in program.arg_pos]
         state_tensors = program.gather()
         arrays = [_value(t) for t in arg_tensors] + [_value(t) for t in state_tensors] + \
-            [g._key for g in program.generators]
+            [c.get() for c in program.cells]
         if any(program.live) and _gm._state.grad_enabled:
             diff = [(arg_tensors + state_tensors)[k] for k in program.diff]
             outs = CompiledFunction.apply(self, program, arrays, arg_tensors, state_tensors, *diff)
@@ -581,7 +628,7 @@ class _Compiled:
             elif kind == "new":
                 _set_value(where, value)
             else:
-                where._key = value
+                where.set(value)
         for k, d in program.deltas:
             state_tensors[k]._version_counter().version += d
         for k, d in program.arg_deltas:
