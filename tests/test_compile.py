@@ -367,3 +367,51 @@ def test_learning_rate_schedule_never_recompiles(opt_name):
         _same_state(m1, m2, torch.float64, [(o1, o2)])
     assert type(o2.param_groups[0]["lr"]) is float
     assert cstep.compiles == 2
+
+
+class _LSTMHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, batch_first=True)
+        self.fc = nn.Linear(6, 2)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1])
+
+
+_MODELS = {  # (model, input, target, loss): CNN, transformer block, LSTM, embedding; float64 so equality is tight
+    "cnn": (lambda: nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.BatchNorm2d(3), nn.ReLU(), nn.MaxPool2d(2),
+                                  nn.Flatten(), nn.Dropout(0.2), nn.Linear(12, 4)),
+            lambda: torch.randn(3, 1, 4, 4, dtype=torch.float64), lambda: torch.tensor([0, 3, 1]), F.cross_entropy),
+    "transformer": (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True),
+                    lambda: torch.randn(2, 3, 8, dtype=torch.float64),
+                    lambda: torch.randn(2, 3, 8, dtype=torch.float64), F.mse_loss),
+    "lstm": (_LSTMHead, lambda: torch.randn(2, 5, 4, dtype=torch.float64),
+             lambda: torch.randn(2, 2, dtype=torch.float64), F.mse_loss),
+    "embedding": (lambda: nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.LayerNorm(12), nn.Linear(12, 3)),
+                  lambda: torch.tensor([[1, 2, 3], [4, 5, 9]]), lambda: torch.tensor([2, 0]), F.cross_entropy),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MODELS))
+def test_model_families_compile_to_one_program_each(name):
+    make, make_x, make_y, loss_fn = _MODELS[name]
+    (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, torch.optim.Adam(m.parameters(), lr=1e-3)))(make().double()))
+    x, y = make_x(), make_y()
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    cstep = torch.compile(step, fullgraph=True)  # no host read anywhere: one program per guard
+    for i in range(3):
+        torch.manual_seed(i)
+        l1 = step(m1, o1, x, y)
+        torch.manual_seed(i)
+        l2 = cstep(m2, o2, x, y)
+        _close(l1.detach().numpy(), l2.detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64, [(o1, o2)])
+    assert cstep.compiles == 2

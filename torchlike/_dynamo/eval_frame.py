@@ -305,26 +305,26 @@ class _Snapshot:
         self.tensors = [(t, _value(t), t._storage, t._grad, _version(t),
                          t._requires_grad, t._grad_fn, t._output_nr) for t in tensors]
         self.cells = [(c, c.get()) for c in walk.cells]
+        storages = {id(t._storage): t._storage for t in tensors if t._storage is not None}
+        self.storages = [(st, st.data, [(m, m._data) for m in (r() for r in st.members) if m is not None])
+                         for st in storages.values()]  # (a view's base and the other views see what is installed)
         self.containers = [(c, dict(c)) for c in walk.seen.values() if type(c) is dict or
                            isinstance(c, dict) and not isinstance(c, types.MappingProxyType)]
         self.lists = [(c, list(c)) for c, _ in walk.lists]
 
-    def values(self):
-        """Put the values back, leaving the structure (new .grad, new optimizer state) as the trace left it."""
-        for t, value, storage, _, version, requires_grad, grad_fn, nr in self.tensors:
-            t._storage = storage
-            _set_value(t, value)
+    def all(self):
+        """Put everything back as it was (the values as they were, not written through the views again)."""
+        for t, value, storage, grad, version, requires_grad, grad_fn, nr in self.tensors:
+            t._storage, t._data, t._grad = storage, value, grad
             if version is not None:
                 t._vc.version = version
             t._requires_grad, t._grad_fn, t._output_nr = requires_grad, grad_fn, nr
+        for st, data, members in self.storages:
+            st.data = data
+            for m, d in members:
+                m._data = d
         for c, value in self.cells:
             c.restore(value)
-
-    def all(self):
-        """Put everything back (after a failed trace)."""
-        self.values()
-        for t, _, _, grad, *_ in self.tensors:
-            t._grad = grad
         for c, items in self.containers:
             c.clear()
             c.update(items)
@@ -357,10 +357,11 @@ class _Program:
 class _Compiled:
     """``torchlike.compile(fn)``'s callable."""
 
-    def __init__(self, fn, fullgraph, dynamic):
+    def __init__(self, fn, fullgraph, dynamic, fallback=False):
         self.fn = fn
         self.fullgraph = fullgraph
         self.dynamic = dynamic
+        self.fallback = fallback  # (torchlike.func.vmap) errors while tracing and live outputs: run eagerly
         self.programs = []  # newest first
         self.compiles = 0
         self.warned = False
@@ -370,7 +371,8 @@ class _Compiled:
     def __call__(self, *args, **kwargs):
         if not config.enabled:
             return self.fn(*args, **kwargs)
-        leaves, tree = _tree.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+        leaves = []
+        tree = _flatten((args, kwargs), leaves)
         for x in leaves:
             if isinstance(x, Tensor) and isinstance(x._data, Tracer):
                 return self.fn(*args, **kwargs)  # inside another transform: fn is traced as part of it
@@ -443,10 +445,11 @@ class _Compiled:
             for c, a in zip(cells, arrays[n_args + n_state:]):
                 c.install(a)
             inputs = {id(a) for a in arrays}
-            args, kwargs = _tree.tree_unflatten(tree, leaves)
+            args, kwargs = _unflatten(tree, iter(leaves))
             with _gm.set_grad_enabled(modes[0]):
                 out = self.fn(*args, **kwargs)
-            out_leaves, found["out_tree"] = _tree.tree_flatten(out, is_leaf=_is_tensor)
+            out_leaves = []
+            found["out_tree"] = _flatten(out, out_leaves)
             after = found["after"] = _Walk()
             for t in arg_tensors + [c.installed for c in cells if isinstance(c, _Item)]:
                 after.seen[id(t)] = t
@@ -485,13 +488,17 @@ class _Compiled:
         except _HOST_READS as e:
             snapshot.all()
             return self._graph_break(program, e)
-        except BaseException:
+        except Exception as e:
             snapshot.all()
+            if self.fallback:
+                return self._graph_break(program, e)
             raise
         after = found["after"]
         versions = [_version(t) for t in state_tensors + arg_tensors]
         self._report_lists(walk)
         snapshot.all()  # the call's state as it was; the program's writes and attachments then make it new
+        if self.fallback and any(kind != "cell" for kind, _ in program.writes):
+            return self._graph_break(program, None)  # (a transform writing into tensors from outside: its checks)
         bumps = [(v or 0) - (_version(t) or 0) for t, v in zip(state_tensors + arg_tensors, versions)]
         program.deltas = [(k, d) for k, d in enumerate(bumps[:n_state]) if d]
         program.arg_deltas = [(k, d) for k, d in enumerate(bumps[n_state:]) if d]
@@ -517,6 +524,8 @@ class _Compiled:
         program.out_tree = found["out_tree"]
         program.jitted = _split(jax.jit(jax.extend.core.jaxpr_as_fun(closed)), found["n_outs"])
         if any(program.live):
+            if self.fallback:
+                return self._graph_break(program, None)
             self._backward_program(program, leaves, arg_tensors)
         self.programs.insert(0, program)
         return program
@@ -525,9 +534,9 @@ class _Compiled:
         return getattr(self.fn, "__qualname__", repr(self.fn))
 
     def _graph_break(self, program, error):
-        frame = _user_frame(error)
+        frame = _user_frame(error) if error is not None else None
         where = f" (at {frame.filename}:{frame.lineno}: {frame.line})" if frame is not None else ""
-        if self.fullgraph:
+        if self.fullgraph and error is not None:
             raise RuntimeError(f"torchlike.compile(fullgraph=True): {self._name()} reads a tensor's value on the "
                                f"host{where}, which cannot be part of one program ({type(error).__name__}). Move the "
                                f"read out of the compiled function, or compile with fullgraph=False to run this "
@@ -576,10 +585,12 @@ class _Compiled:
                     _set_value(t, a)
                 for c, a in zip(cells, arrays[n_args + n_state:]):
                     c.install(a)
-                args, kwargs = _tree.tree_unflatten(tree, leaves)
+                args, kwargs = _unflatten(tree, iter(leaves))
                 with _gm.set_grad_enabled(True):
                     out = self.fn(*args, **kwargs)
-                outs = [x for x in _tree.tree_leaves(out, is_leaf=_is_tensor) if isinstance(x, Tensor)]
+                flat = []
+                _flatten(out, flat)
+                outs = [x for x in flat if isinstance(x, Tensor)]
                 grads = _autograd_grad([outs[k] for k in live], [tensors[k] for k in program.diff],
                                        [_wrap(c) for c in cts], allow_unused=True)
                 return [None if g is None else g._data for g in grads]
@@ -646,11 +657,32 @@ class _Compiled:
                 t._requires_grad = True
                 t._grad_fn = _FreedGraph()
             leaves.append(t)
-        return _tree.tree_unflatten(program.out_tree, leaves)
+        return _unflatten(program.out_tree, iter(leaves))
 
 
 def _is_tensor(x):
     return isinstance(x, Tensor)
+
+
+def _flatten(obj, leaves):
+    """fn's argument or output structure (dicts keep their key order, unlike JAX's pytrees); its leaves go to ``leaves``."""
+    if isinstance(obj, dict):
+        return dict, type(obj), tuple((k, _flatten(v, leaves)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple) or hasattr(obj, "_fields"):
+        return list, type(obj), tuple(_flatten(v, leaves) for v in obj)
+    leaves.append(obj)
+    return None
+
+
+def _unflatten(spec, leaves):
+    if spec is None:
+        return next(leaves)
+    kind, cls, items = spec
+    if kind is dict:
+        out = {k: _unflatten(v, leaves) for k, v in items}
+        return out if cls is dict else cls(out)
+    values = [_unflatten(v, leaves) for v in items]
+    return cls(*values) if hasattr(cls, "_fields") else cls(values)
 
 
 def _split(jitted, n_outs):
