@@ -4,8 +4,8 @@
 
 Workloads: per-sample gradients ``vmap(grad(loss))`` of a small MLP (32-64-1, tanh, squared error) over a batch
 of 1,000 through ``functional_call``; ``jacrev`` and ``hessian`` of ``sum(tanh(W @ x))`` at width 512. torchlike's
-vmap runs each op once, batched (one cached program per op); the JAX column is the same function under
-``jax.jit`` (one program).
+vmap runs each op once, batched (one cached program per op); "compiled" is ``torchlike.compile`` of the same
+transformed function (one program); the JAX column is the same function under ``jax.jit`` (one program).
 """
 import time
 
@@ -52,6 +52,9 @@ def per_sample_grads(batch=1000, d=32, h=64):
         psg = m.func.vmap(m.func.grad(loss), in_dims=(None, 0, 0))
         tx, ty = m.tensor(x), m.tensor(y)
         fns[m.__name__] = lambda psg=psg, params=params, tx=tx, ty=ty: _ready(psg(params, tx, ty))
+        if m is tl:
+            cpsg = tl.compile(psg)
+            fns["compiled"] = lambda params=params, tx=tx, ty=ty: _ready(cpsg(params, tx, ty))
 
     def jloss(p, xi, yi):
         out = jnp.tanh(xi @ p["0.weight"].T + p["0.bias"]) @ p["2.weight"].T + p["2.bias"]
@@ -73,6 +76,9 @@ def jacobians(width=512, which="jacrev"):
         f = (lambda v, m=m, tw=tw: (tw @ v).tanh()) if which == "jacrev" else (lambda v, tw=tw: (tw @ v).tanh().sum())
         t = getattr(m.func, which)(f)
         fns[m.__name__] = lambda t=t, tx=tx: _ready(t(tx))
+        if m is tl:
+            ct = tl.compile(t)
+            fns["compiled"] = lambda tx=tx: _ready(ct(tx))
     jw = jnp.asarray(w)
     jf = (lambda v: jnp.tanh(jw @ v)) if which == "jacrev" else (lambda v: jnp.tanh(jw @ v).sum())
     jt = jax.jit(jax.jacrev(jf) if which == "jacrev" else jax.hessian(jf))
@@ -83,14 +89,15 @@ def jacobians(width=512, which="jacrev"):
 def main():
     rows = [("vmap(grad) per-sample, batch 1000", per_sample_grads()), ("jacrev, width 512", jacobians(512, "jacrev")),
             ("hessian, width 512", jacobians(512, "hessian"))]
-    print("| workload | torch.func first s | torchlike first s | torch.func ms | torchlike ms | jax.jit ms | "
-          "torchlike / torch | torchlike / jax.jit |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| workload | torch.func first s | torchlike first s | compiled first s | torch.func ms | torchlike ms | "
+          "compiled ms | jax.jit ms | torchlike / torch | compiled / torch | compiled / jax.jit |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, fns in rows:
         r = {k: _time(f) for k, f in fns.items()}
-        print(f"| {name} | {r['torch'][0]:.2f} | {r['torchlike'][0]:.2f} | {r['torch'][1]:.2f} | "
-              f"{r['torchlike'][1]:.2f} | {r['jax.jit'][1]:.2f} | {r['torchlike'][1] / r['torch'][1]:.2f}x | "
-              f"{r['torchlike'][1] / r['jax.jit'][1]:.2f}x |")
+        print(f"| {name} | {r['torch'][0]:.2f} | {r['torchlike'][0]:.2f} | {r['compiled'][0]:.2f} | "
+              f"{r['torch'][1]:.2f} | {r['torchlike'][1]:.2f} | {r['compiled'][1]:.2f} | {r['jax.jit'][1]:.2f} | "
+              f"{r['torchlike'][1] / r['torch'][1]:.2f}x | {r['compiled'][1] / r['torch'][1]:.2f}x | "
+              f"{r['compiled'][1] / r['jax.jit'][1]:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -415,3 +415,24 @@ def test_model_families_compile_to_one_program_each(name):
         _close(l1.detach().numpy(), l2.detach().numpy(), torch.float64)
         _same_state(m1, m2, torch.float64, [(o1, o2)])
     assert cstep.compiles == 2
+
+
+def test_compiled_function_transforms_are_one_program():
+    """torchlike.compile(vmap(grad(f))): per-sample gradients of a module as one XLA program per signature."""
+    model = _mlp(torch.float64)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, xi, yi):
+        return (torch.func.functional_call(model, p, (xi.unsqueeze(0),)) - yi).pow(2).sum()
+    psg = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))
+    cpsg = torch.compile(psg, fullgraph=True)
+    x, y = torch.randn(7, 6, dtype=torch.float64), torch.randn(7, 3, dtype=torch.float64)
+    for _ in range(3):
+        eager, compiled = psg(params, x, y), cpsg(params, x, y)
+        assert list(compiled) == list(eager)
+        for k in params:
+            _close(eager[k].numpy(), compiled[k].numpy(), torch.float64)
+    assert cpsg.compiles == 1
+    hess = torch.compile(torch.func.hessian(lambda v: (v.sin() * v).sum()))
+    v = torch.randn(5, dtype=torch.float64)
+    _close(hess(v).numpy(), torch.func.hessian(lambda v: (v.sin() * v).sum())(v).numpy(), torch.float64)

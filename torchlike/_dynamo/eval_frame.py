@@ -357,11 +357,10 @@ class _Program:
 class _Compiled:
     """``torchlike.compile(fn)``'s callable."""
 
-    def __init__(self, fn, fullgraph, dynamic, fallback=False):
+    def __init__(self, fn, fullgraph, dynamic):
         self.fn = fn
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        self.fallback = fallback  # (torchlike.func.vmap) errors while tracing and live outputs: run eagerly
         self.programs = []  # newest first
         self.compiles = 0
         self.warned = False
@@ -488,17 +487,13 @@ class _Compiled:
         except _HOST_READS as e:
             snapshot.all()
             return self._graph_break(program, e)
-        except Exception as e:
+        except BaseException:
             snapshot.all()
-            if self.fallback:
-                return self._graph_break(program, e)
             raise
         after = found["after"]
         versions = [_version(t) for t in state_tensors + arg_tensors]
         self._report_lists(walk)
         snapshot.all()  # the call's state as it was; the program's writes and attachments then make it new
-        if self.fallback and any(kind != "cell" for kind, _ in program.writes):
-            return self._graph_break(program, None)  # (a transform writing into tensors from outside: its checks)
         bumps = [(v or 0) - (_version(t) or 0) for t, v in zip(state_tensors + arg_tensors, versions)]
         program.deltas = [(k, d) for k, d in enumerate(bumps[:n_state]) if d]
         program.arg_deltas = [(k, d) for k, d in enumerate(bumps[n_state:]) if d]
@@ -522,10 +517,9 @@ class _Compiled:
                 program.freed.append(False)
                 program.live.append(False)
         program.out_tree = found["out_tree"]
+        program.jaxpr = closed  # (what the program computes, for users who want to look: print(program.jaxpr))
         program.jitted = _split(jax.jit(jax.extend.core.jaxpr_as_fun(closed)), found["n_outs"])
         if any(program.live):
-            if self.fallback:
-                return self._graph_break(program, None)
             self._backward_program(program, leaves, arg_tensors)
         self.programs.insert(0, program)
         return program
@@ -534,9 +528,9 @@ class _Compiled:
         return getattr(self.fn, "__qualname__", repr(self.fn))
 
     def _graph_break(self, program, error):
-        frame = _user_frame(error) if error is not None else None
+        frame = _user_frame(error)
         where = f" (at {frame.filename}:{frame.lineno}: {frame.line})" if frame is not None else ""
-        if self.fullgraph and error is not None:
+        if self.fullgraph:
             raise RuntimeError(f"torchlike.compile(fullgraph=True): {self._name()} reads a tensor's value on the "
                                f"host{where}, which cannot be part of one program ({type(error).__name__}). Move the "
                                f"read out of the compiled function, or compile with fullgraph=False to run this "

@@ -25,7 +25,6 @@ from .. import _grad_mode as _gm
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 from ..ops import _registry, _views, creation as _creation
-from .._dynamo.eval_frame import _Compiled
 from ._functional_call import functional_call, stack_module_state, replace_all_batch_norm_modules_  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
@@ -332,7 +331,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             g = g[0] if isinstance(nums, int) else g
             return (g, (value, aux)) if has_aux else (g, value)
         return _flat_call(transformed, diff, wrapper)
-    return _one_program(wrapper, func)
+    return wrapper
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -433,15 +432,7 @@ def _jacobian(jax_jac, api, func, argnums, has_aux):
             return jax_jac(f, argnums=0 if isinstance(nums, int) else tuple(range(len(diff_arrays))),
                            has_aux=has_aux)(*diff_arrays)
         return _flat_call(transformed, diff, wrapper)
-    return _one_program(wrapper, func)
-
-
-def _one_program(wrapper, func):
-    """``wrapper`` run as one XLA program per input signature (torchlike.compile's guards and state lifting), not op
-    by op; Python side effects in ``func`` then run once per compilation. Errors, writes into tensors from outside
-    and results with history on the outer tape (FuncTransformBackward, any order) run it eagerly."""
-    compiled = _Compiled(wrapper, fullgraph=False, dynamic=None, fallback=True)
-    return functools.wraps(func)(lambda *args, **kwargs: compiled(*args, **kwargs))
+    return wrapper
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -622,7 +613,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if hooked:
                 _creation._key_hook = None
         return _reordered(_tree.tree_unflatten(_tree.tree_structure(out_tree[0], is_leaf=_is_tensor), list(outs)))
-    return _one_program(wrapper, func)
+    return wrapper
 
 
 def functionalize(func, *, remove="mutations"):
