@@ -59,7 +59,8 @@ SAVED = {  # name: (function of lib and tensors, arrays, whether to check gradie
                        [X5, RNG.uniform(-1, 1, (1, 2, 2, 2, 3)).astype(np.float32)], False),
     **{f"embedding_bag_{mode}{tag}": (_ebag(mode, **kw), [W], True)
        for mode in ("sum", "mean", "max")
-       for tag, kw in (("", {}), ("_pad", {"padding_idx": 4}), ("_last", {"include_last_offset": True, "offsets": (0, 2, 2, 5)}),
+       for tag, kw in (("", {}), ("_pad", {"padding_idx": 4}),
+                       ("_last", {"include_last_offset": True, "offsets": (0, 2, 2, 5)}),
                        ("_last_pad", {"include_last_offset": True, "padding_idx": 2, "offsets": (0, 2, 5)}))},
     "embedding_bag_double": (lambda m, w: _ebag("sum")(m, w.double()), [W], True),
     # (torch: "derivative for aten::_embedding_bag_per_sample_weights_backward is not implemented")
@@ -124,3 +125,37 @@ def test_embedding_bag_last_offset_short_of_the_end(mode):
     outs = [m.nn.functional.embedding_bag(_i(m, IDX), m.tensor(W), _i(m, [0, 2, 4]), mode=mode,
                                           include_last_offset=True) for m in (torch, tl)]
     assert_same(outs[1], outs[0])
+
+
+ARGUMENT_ERRORS = {  # torch.special and the spatial functions run inside the argument guard: torch's whole message
+    "special_erfcx_str": lambda m: m.special.erfcx("a"),
+    "special_zeta_str": lambda m: m.special.zeta(m.ones(3), "a"),
+    "special_logsumexp_dim": lambda m: m.special.logsumexp(m.ones(3), "a"),
+    "special_round_keyword": lambda m: m.special.round(m.ones(2), decimals="a"),
+    "special_expit_unknown_keyword": lambda m: m.special.expit(m.ones(2), foo=1),
+    "conv1d_strs": lambda m: m.conv1d("a", "b"),
+    "conv2d_stride_str": lambda m: m.nn.functional.conv2d(m.ones(1, 1, 3, 3), m.ones(1, 1, 2, 2), stride="a"),
+    "conv_transpose3d_groups": lambda m: m.conv_transpose3d(m.ones(1, 1, 2, 2, 2), m.ones(1, 1, 1, 1, 1), None, 1,
+                                                            0, 0, 1.5),
+    "pixel_shuffle_str": lambda m: m.pixel_shuffle(m.ones(1, 4, 2, 2), "a"),
+    "F_channel_shuffle_float": lambda m: m.nn.functional.channel_shuffle(m.ones(1, 4, 2, 2), 2.0),
+    "pairwise_distance_ndarray": lambda m: m.pairwise_distance(m.ones(3), np.ones(3)),
+    "result_type_str": lambda m: m.result_type("a", 1),
+}
+
+
+@pytest.mark.parametrize("name", ARGUMENT_ERRORS)
+def test_argument_errors_are_torchs(name):
+    outcomes = []
+    for m in (torch, tl):
+        try:
+            ARGUMENT_ERRORS[name](m)
+            outcomes.append(None)
+        except Exception as e:  # noqa: BLE001 - the exception itself is compared
+            outcomes.append((type(e).__name__, str(e).replace("torch.Tensor", "Tensor")))
+    assert outcomes[0] is not None and outcomes[1] == outcomes[0]
+
+
+def test_special_names_are_torchs():
+    assert {n: getattr(tl.special, n).__name__ for n in torch.special.__all__} == \
+        {n: getattr(torch.special, n).__name__ for n in torch.special.__all__}
