@@ -159,3 +159,107 @@ def test_argument_errors_are_torchs(name):
 def test_special_names_are_torchs():
     assert {n: getattr(tl.special, n).__name__ for n in torch.special.__all__} == \
         {n: getattr(torch.special, n).__name__ for n in torch.special.__all__}
+
+
+# ----- adaptive_max_pool3d -----------------------------------------------------------------------------------
+X6 = RNG.standard_normal((2, 2, 5, 4, 6)).astype(np.float32)
+X6[0, 0, 0, 0, :2] = 3.0  # (a tie: the first maximum wins)
+
+
+@pytest.mark.parametrize("size", [(2, 3, 4), 2, (None, 1, 5), (5, 4, 6)])
+@pytest.mark.parametrize("batched", [True, False])
+def test_adaptive_max_pool3d(size, batched):
+    outs = []
+    for m in (torch, tl):
+        x = m.tensor(X6 if batched else X6[0], requires_grad=True)
+        out, idx = m.nn.functional.adaptive_max_pool3d(x, size, return_indices=True)
+        outs.append(out.grad_fn)
+        g, = m.autograd.grad((out * out).sum(), x, create_graph=True, retain_graph=True)
+        g2, = m.autograd.grad((g * g).sum(), x, retain_graph=True)
+        outs.append((out, idx, g, g2))
+    compare_graph(outs[2], outs[0])
+    assert_same(outs[3][:2], outs[1][:2])
+    assert_same(outs[3][2:], outs[1][2:], rtol=1e-5, atol=1e-5)
+
+
+def test_adaptive_max_pool3d_module_and_errors():
+    results = []
+    for m in (torch, tl):
+        mod = m.nn.AdaptiveMaxPool3d((1, None, 2), return_indices=True)
+        results.append((repr(mod), mod(m.tensor(X6))))
+        assert not isinstance(m.nn.AdaptiveMaxPool3d(2)(m.tensor(X6)), tuple)
+    assert results[0][0] == results[1][0]
+    assert_same(results[1][1], results[0][1])
+    assert_same_error(lambda m: m.nn.functional.adaptive_max_pool3d(m.ones(2, 3, 4), 2))
+    assert_same_error(lambda m: m.nn.functional.adaptive_max_pool3d(m.ones(1, 2, 2, 3, 4, 5), 2))
+
+
+# ----- linalg.ldl_factor / ldl_factor_ex / ldl_solve --------------------------------------------------------
+def _sym(n, batch=(), dtype=np.float64, complex_=None, seed=0):
+    r = np.random.default_rng(seed)
+    a = r.standard_normal(batch + (n, n))
+    if complex_:
+        a = a + 1j * r.standard_normal(batch + (n, n))
+    a = a + (np.conj(np.swapaxes(a, -1, -2)) if complex_ == "hermitian" else np.swapaxes(a, -1, -2))
+    a[..., 0, 0] = 0.01  # (a small first pivot: Bunch-Kaufman swaps rows or takes a 2x2 block)
+    return a.astype(dtype)
+
+
+LDL = {  # name: (A, hermitian)
+    "real": (_sym(5), False), "float32": (_sym(4, dtype=np.float32, seed=1), False),
+    "batched": (_sym(4, (2, 3), seed=2), False), "real_hermitian_flag": (_sym(3, seed=3), True),
+    "hermitian": (_sym(4, complex_="hermitian", dtype=np.complex128, seed=4), True),
+    "complex_symmetric": (_sym(4, complex_="symmetric", dtype=np.complex64, seed=5), False),
+    "singular": (np.zeros((2, 3, 3)), False), "empty": (np.zeros((0, 2, 2)), False),
+    "empty_matrices": (np.zeros((2, 0, 0)), False),
+}
+
+
+@pytest.mark.parametrize("name", LDL)
+def test_ldl_factor_and_solve(name):
+    """LD and pivots are LAPACK's sytrf / hetrf, as torch's: compared by value (the same algorithm on the same
+    input); solve results, and the reconstruction of A from them, compared as well."""
+    a, hermitian = LDL[name]
+    b = np.random.default_rng(9).standard_normal(a.shape[:-1] + (2,)).astype(a.dtype)
+    res = []
+    for m in (torch, tl):
+        A = m.tensor(a, requires_grad=a.size > 0)
+        ex = m.linalg.ldl_factor_ex(A, hermitian=hermitian)
+        x = m.linalg.ldl_solve(ex.LD, ex.pivots, m.tensor(b), hermitian=hermitian)
+        res.append((ex, x))
+        assert type(ex).__name__ == "linalg_ldl_factor_ex" and len(ex) == 3 and ex.LD is ex[0] and ex.info is ex[2]
+        if a.size:
+            assert ex.LD.grad_fn.name() == x.grad_fn.name() == "torch::autograd::NotImplemented"
+            assert not ex.pivots.requires_grad and not ex.info.requires_grad
+    (tex, tx), (lex, lx) = res
+    assert_same(lex.pivots, tex.pivots)
+    assert_same(lex.info, tex.info)
+    tol = dict(rtol=1e-4, atol=1e-5) if a.dtype in (np.float32, np.complex64) else dict(rtol=1e-10, atol=1e-12)
+    assert_same(lex.LD, tex.LD, **tol)
+    if not np.asarray(tex.info).any():
+        assert_same(lx, tx, **{k: v * 10 for k, v in tol.items()})
+        np.testing.assert_allclose(a @ np.asarray(lx._data), b, **{k: v * 100 for k, v in tol.items()})
+
+
+def test_ldl_factor_errors_and_graph():
+    eye = np.eye(3)
+    for case in (lambda m: m.linalg.ldl_factor(m.zeros(3, 3)),
+                 lambda m: m.linalg.ldl_factor_ex(m.zeros(2, 3, 3), check_errors=True),
+                 lambda m: m.linalg.ldl_factor(m.ones(2, 3)), lambda m: m.linalg.ldl_factor(m.ones(3)),
+                 lambda m: m.linalg.ldl_factor(m.ones(3, 3, dtype=m.int64)),
+                 lambda m: m.linalg.ldl_factor(m.eye(3, dtype=m.float16)),
+                 lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(3, dtype=m.int32), m.ones(3)),
+                 lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(3, dtype=m.int32), m.ones(2, 1)),
+                 lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(3, dtype=m.int32), m.ones(3, 1, dtype=m.float64)),
+                 lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(2, dtype=m.int32), m.ones(3, 1)),
+                 lambda m: m.linalg.ldl_factor(m.eye(3), upper=True),
+                 lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(3, dtype=m.int32), "a")):
+        assert_same_error(case)
+    for m in (torch, tl):  # (backward raises torch's error; batches broadcast in ldl_solve)
+        A = m.tensor(eye * 2, requires_grad=True)
+        LD, piv = m.linalg.ldl_factor(A)
+        x = m.linalg.ldl_solve(LD.expand(2, 3, 3), piv.expand(2, 3), m.ones(3, 1, dtype=m.float64))
+        assert tuple(x.shape) == (2, 3, 1) and np.allclose(np.asarray(x.detach().numpy()), 0.5)
+    assert_same_error(lambda m: m.linalg.ldl_factor(m.tensor(eye, requires_grad=True))[0].sum().backward())
+    assert_same_error(lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor(eye)),
+                                                   m.ones(3, 1, requires_grad=True)).sum().backward())

@@ -576,6 +576,9 @@ _FUNCTIONS = {
     "pixel_unshuffle": "Tensor input, int64_t downscale_factor",
     "channel_shuffle native_channel_shuffle": "Tensor input, SymInt groups",
     "is_complex is_floating_point": "Tensor input",
+    "linalg_ldl_factor_ex": "Tensor input, *, bool hermitian=False, bool check_errors=False, TensorList[3] out=None",
+    "linalg_ldl_factor": "Tensor input, *, bool hermitian=False, TensorList[2] out=None",
+    "linalg_ldl_solve": "Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor out=None",
     "result_type": "Tensor tensor, Tensor other | Scalar scalar, Tensor tensor | Tensor tensor, Scalar other |"
                    " Scalar scalar1, Scalar scalar2",
 }
