@@ -263,3 +263,89 @@ def test_ldl_factor_errors_and_graph():
     assert_same_error(lambda m: m.linalg.ldl_factor(m.tensor(eye, requires_grad=True))[0].sum().backward())
     assert_same_error(lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor(eye)),
                                                    m.ones(3, 1, requires_grad=True)).sum().backward())
+
+
+# ----- view_as_real / view_as_complex: views of another element type ------------------------------------------
+Z0 = (np.arange(6).reshape(2, 3) + 1j * np.arange(6).reshape(2, 3)[::-1] / 2).astype(np.complex128)
+
+
+def _storage_story(m):
+    z = m.tensor(Z0)
+    r = m.view_as_real(z)
+    r[0, 0] = 5.0
+    c = m.view_as_complex(r[1:])
+    c[0, 1] = 7 - 7j
+    z.mul_(2)
+    w = m.zeros(3, 2)
+    m.view_as_complex(w).add_(1j)
+    r2 = m.view_as_real(z[:, 1:])
+    r2[..., 1].zero_()
+    return [z, r, c, w, r2], [(t._is_view(), t._base is z, t._version, t.stride(), t.storage_offset())
+                              for t in (r, c, r2)] + [(w._version,)]
+
+
+def test_views_share_memory_as_torchs():
+    (tv, tmeta), (lv, lmeta) = _storage_story(torch), _storage_story(tl)
+    assert lmeta == tmeta
+    assert_same(lv, tv)
+
+
+def _grad_story(m, x0, w0):
+    x = m.tensor(x0, requires_grad=True)
+    w = m.tensor(w0, requires_grad=True)
+    y = x * 1
+    if x0.dtype.kind == "c":
+        v = m.view_as_real(y)[1]  # (a view of a view: the chain is view_as_real, then select)
+        base_write = lambda: y.mul_(2)  # noqa: E731
+    else:
+        v = m.view_as_complex(y)[1:].conj()  # (view_as_complex, a slice, then conj)
+        base_write = lambda: y.add_(1)  # noqa: E731
+    v.mul_(w)  # in place through the chain (CopySlices)
+    base_write()  # the view's node is regenerated from the base's
+    out = (y.abs() ** 2).sum() + (v * v).abs().sum()
+    names = (y.grad_fn.name(), v.grad_fn.name(), [n.name() for n, _ in y.grad_fn.next_functions if n])
+    g = m.autograd.grad(out, [x, w], create_graph=True)
+    g2 = m.autograd.grad(sum(t.abs().sum() for t in g), [x, w])
+    return names, [y, v], g, g2
+
+
+@pytest.mark.parametrize("which", ["view_as_real", "view_as_complex"])
+def test_views_record_as_torchs(which):
+    """In place on a view through view_as_real / view_as_complex (torch's CopySlices with its view_fn), and its node
+    regenerated after a write into the base: values, node names, first- and second-order gradients."""
+    x0 = Z0 if which == "view_as_real" else np.arange(8.0).reshape(4, 2) / 3
+    w0 = np.array([1.5, -0.5]) if which == "view_as_real" else np.array(0.5 + 2j)
+    (tn, tv, tg, tg2), (ln, lv, lg, lg2) = _grad_story(torch, x0, w0), _grad_story(tl, x0, w0)
+    assert ln == tn
+    assert_same(lv, tv)
+    assert_same(lg, tg, rtol=1e-9, atol=1e-9)
+    assert_same(lg2, tg2, rtol=1e-9, atol=1e-9)
+
+
+def test_view_errors_are_torchs():
+    for case in (lambda m: m.view_as_real(m.tensor(Z0).conj()), lambda m: m.view_as_real(m.ones(2)),
+                 lambda m: m.view_as_complex(m.ones(3, 4)[:, 1:3]), lambda m: m.view_as_complex(m.ones(2, 2).t()),
+                 lambda m: m.view_as_complex(m.ones(7)[1:].view(3, 2)), lambda m: m.view_as_complex(m.ones(3, 3)),
+                 lambda m: m.view_as_complex(m.ones(3, 2, dtype=m.int64)),
+                 lambda m: m.view_as_complex(m.ones(3, 3, 2)[:, ::3].transpose(0, 1)[:, :, :1].expand(1, 3, 2))):
+        assert_same_error(case)
+    for m in (torch, tl):  # (odd strides but the others fine: torch's view)
+        c = m.view_as_complex(m.ones(3, 2)[::2])
+        assert c.stride() == (2,) and c._is_view()
+
+
+def test_real_and_imag_are_views_as_torchs():
+    results = []
+    for m in (torch, tl):
+        z = m.tensor(Z0.astype(np.complex64))
+        re, im = z.real, m.imag(z)
+        re[0, 0] = 9.0
+        im[1].zero_()
+        x = m.tensor(Z0, requires_grad=True)
+        y = x * 1
+        y.imag.mul_(3)
+        results.append((z, (re._is_view(), re._base is z, re.stride(), im.storage_offset(), z._version),
+                        y.grad_fn.name(), m.autograd.grad(y.abs().sum(), x)[0], x.conj().imag))
+    (tz, tmeta, tname, tg, tci), (lz, lmeta, lname, lg, lci) = results
+    assert (lmeta, lname) == (tmeta, tname)
+    assert_same([lz, lg, lci], [tz, tg, tci])
