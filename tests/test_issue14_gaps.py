@@ -349,3 +349,24 @@ def test_real_and_imag_are_views_as_torchs():
     (tz, tmeta, tname, tg, tci), (lz, lmeta, lname, lg, lci) = results
     assert (lmeta, lname) == (tmeta, tname)
     assert_same([lz, lg, lci], [tz, tg, tci])
+
+
+@pytest.mark.parametrize("psw", [True, False, None])
+def test_embedding_bag_second_order_raises_as_torchs(psw):
+    """Under create_graph torch's gradients hang off EmbeddingBagBackwardBackward0 (weight's) and NotImplemented
+    (per_sample_weights'): node names, edges, and the errors their backward raises."""
+    results = []
+    for m in (torch, tl):
+        w = m.tensor(W, requires_grad=True)
+        p = m.tensor(np.linspace(0.5, 1.5, 5, dtype=np.float32), requires_grad=bool(psw))
+        out = _ebag("sum")(m, w, *([p] if psw is not None else []))
+        grads = m.autograd.grad((out * out).sum(), [w, p] if psw else [w], create_graph=True)
+        nodes = [(g.grad_fn.name(), [n and n.name() for n, _ in g.grad_fn.next_functions]) for g in grads]
+        errors = []
+        for g in grads:
+            with pytest.raises((RuntimeError, NotImplementedError)) as e:
+                m.autograd.grad(g.sum(), [w])
+            errors.append((type(e.value).__name__, str(e.value)))
+        results.append((nodes, errors, grads))
+    assert results[1][:2] == results[0][:2]
+    assert_same(results[1][2], results[0][2], rtol=1e-5, atol=1e-5)

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, broadcast_batch, no_grad, op, type_word, views, wrap
+from .._internal import OpDef, OpNode, apply, broadcast_batch, grad_enabled, no_grad, op, type_word, views, wrap
 from ..ops import creation as _creation, reduction as _reduction
 from ._layers import _renorm_rows
 from . import _losses
@@ -101,10 +101,42 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ----- embedding_bag -----------------------------------------------------------------------------------------
+def _raising(name, error, inputs):
+    """torch's node for a gradient it cannot differentiate (the gradient passes through; its backward raises)."""
+    def derivative(grads):
+        raise error
+    entry = OpDef(name, lambda result, *args: result, inputs=("result",) + inputs, statics=(), save=(),
+                  nondiff=("result",), runs_first=name.startswith("torch::"))
+    entry.derivative(derivative)
+    return entry
+
+
+_BAG_WEIGHT = _raising("EmbeddingBagBackwardBackward0", NotImplementedError(
+    "the derivative for '_embedding_bag_backward' is not implemented."), ("grad", "per_sample_weights"))
+_BAG_PSW = _raising("torch::autograd::NotImplemented", RuntimeError(
+    "derivative for aten::_embedding_bag_per_sample_weights_backward is not implemented"), ("grad", "weight"))
+
+
+def _embedding_bag_apply(node, grads, mask=None):
+    """Under create_graph torch's gradients hang off nodes whose backward raises: EmbeddingBagBackwardBackward0
+    (edges: the gradient, per_sample_weights) for weight's, NotImplemented (the gradient, weight) for
+    per_sample_weights'."""
+    if not grad_enabled():
+        return OpNode._apply(node, grads, mask)
+    with no_grad():
+        outs = OpNode._apply(node, grads, mask)
+    saved = {s[0]: k for k, s in enumerate(node._op.saves)}
+    weight, psw = (node._for_backward[saved[n]] for n in ("weight", "per_sample_weights"))
+    weight, psw = (None if s is None else s.unpack(node) for s in (weight, psw))
+    return [None if outs[0] is None else apply(_BAG_WEIGHT, (outs[0], grads[0], psw), ()),
+            None if outs[1] is None else apply(_BAG_PSW, (outs[1], grads[0], weight), ())]
+
+
 @op("EmbeddingBagBackward0", outputs=("result", "result1", "result2", "result3"),
     save=("weight", "indices", "offsets", "per_sample_weights", "result1", "result2", "result3"),
     nondiff=("indices", "offsets", "result1", "result2", "result3"),
     attrs=("mode", "padding_idx", "scale_grad_by_freq", "sparse"), unsigned=("padding_idx",),
+    node_apply=_embedding_bag_apply,
     saved={"weight_sym_argsize_0": lambda node, saved: node._in_meta[0].shape[0],  # (torch saves weight only
            "weight": (lambda node, saved: saved["weight"] if node._mask[1] else None,  # for per_sample_weights'
                       lambda node, raw: raw["weight"] if node._mask[1] else None)})  # gradient)
