@@ -72,6 +72,10 @@ SAVED = {  # name: (function of lib and tensors, arrays, whether to check gradie
     "ctc_loss_tensor_lengths": (lambda m, lp: _f(m).ctc_loss(lp, _i(m, [[1, 1], [3, 3]]), _i(m, [5, 5]),
                                                              _i(m, [2, 2]), reduction="none", zero_infinity=True),
                                 [LP], False),
+    "ctc_loss_concatenated_targets": (lambda m, lp: _f(m).ctc_loss(lp, _i(m, [1, 2, 2, 3]), [5, 5], [2, 2],
+                                                                   reduction="sum"), [LP], False),
+    "ctc_loss_unbatched": (lambda m, lp: _f(m).ctc_loss(lp[:, 0], _i(m, [3, 1]), [5], [2], reduction="none"),
+                           [LP], False),
 }
 
 

@@ -556,14 +556,15 @@ def _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank, alphas=Fa
     return -_lse(last, prev)
 
 
-def _ctc_forward(log_probs, targets, input_lengths, target_lengths, *, blank, zero_infinity):
-    return _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank, alphas=True)
+def _ctc_forward(log_probs, targets, input_lengths, target_lengths, padded, *, blank, zero_infinity):
+    """(``targets`` as given, which torch saves; ``padded``: them as an (N, S) array, which the recursion reads.)"""
+    return _ctc_nll(log_probs, padded, input_lengths, target_lengths, blank, alphas=True)
 
 
-def _ctc_grad(grads, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+def _ctc_grad(grads, log_probs, padded, input_lengths, target_lengths, blank, zero_infinity):
     """torch's ctc_loss_backward: exp(log_probs) - (the posterior of each label), up to each input length
     (the gradient of the loss through a log_softmax, which torch assumes)."""
-    nll, vjp = jax.vjp(lambda lp: _ctc_nll(lp, targets, input_lengths, target_lengths, blank), log_probs)
+    nll, vjp = jax.vjp(lambda lp: _ctc_nll(lp, padded, input_lengths, target_lengths, blank), log_probs)
     keep = jnp.isfinite(nll) if zero_infinity else jnp.ones_like(nll, bool)
     g = jnp.where(keep, grads[0], 0)
     inside = (jnp.arange(log_probs.shape[0])[:, None] < input_lengths[None, :])[:, :, None]
@@ -572,10 +573,11 @@ def _ctc_grad(grads, log_probs, targets, input_lengths, target_lengths, blank, z
 
 
 _ctc = OpDef("CtcLossBackward0", _ctc_forward, outputs=("result0", "result1"),
-             save=("log_probs", "targets", "input_lengths", "target_lengths", "result0", "result1"),
-             nondiff=("targets", "input_lengths", "target_lengths", "result1"), attrs=("blank", "zero_infinity"),
-             saved={n: (lambda node, saved, n=n: tuple(int(v) for v in np.asarray(saved[n]._data)))
-                    for n in ("input_lengths", "target_lengths")},  # (torch saves them as int lists)
+             save=("log_probs", "targets", "input_lengths", "target_lengths", "padded", "result0", "result1"),
+             nondiff=("targets", "input_lengths", "target_lengths", "padded", "result1"),
+             attrs=("blank", "zero_infinity"), saved={"padded": None, **{
+                 n: (lambda node, saved, n=n: tuple(int(v) for v in np.asarray(saved[n]._data)))
+                 for n in ("input_lengths", "target_lengths")}},  # (torch saves them as int lists)
              node_apply=_first_order_only("_ctc_loss_backward"))
 _ctc.derivative(_ctc_grad)
 
@@ -621,8 +623,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                                    f"{tv.shape[1]} for argument #2 'targets' (while checking arguments for "
                                    f"ctc_loss_cpu)")
             padded[b, :tl[b]] = tv[b, :tl[b]]
-    res = apply(_ctc, (lp, wrap(jnp.asarray(padded)), wrap(jnp.asarray(il, jnp.int64)),
-                       wrap(jnp.asarray(tl, jnp.int64))), (blank, bool(zero_infinity)))[0]
+    res = apply(_ctc, (lp, targets, wrap(jnp.asarray(il, jnp.int64)), wrap(jnp.asarray(tl, jnp.int64)),
+                       wrap(jnp.asarray(padded))), (blank, bool(zero_infinity)))[0]
     if zero_infinity:
         res = _pw.where(res == float("inf"), res.new_zeros(()), res)
     if red == 1:
