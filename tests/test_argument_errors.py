@@ -3,8 +3,8 @@
 An auditor walks the public surface shared with torch (the functions declared with ``public`` or bound with
 ``guarded``, torch.special's functions and the Tensor methods), calls each with a valid template and then with
 one argument at a time replaced by a value of the wrong type (a str, a NumPy array, the other library's tensor, a
-list, None, a float; an unknown keyword; one positional argument too many), on both libraries, and compares the exception type and leading message text (the first line,
-up to torch's list of signatures). Its report:
+list, None, a float; an unknown keyword; one positional argument too many), on both libraries, and compares the
+exception type and leading message text (the first line, up to torch's list of signatures). Its report:
 
     PYTHONPATH=. python tests/test_argument_errors.py
 """

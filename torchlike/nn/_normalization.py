@@ -26,8 +26,9 @@ def _group_norm_apply(node, grads, mask=None):
     return _OpNode._apply(node, grads, mask)
 
 
-@op("NativeGroupNormBackward0", outputs=("result", "result1", "result2"), save=("input", "weight", "result1", "result2"),
-    attrs=("N", "C", "HxW", "group", "eps"), node_apply=_group_norm_apply)
+@op("NativeGroupNormBackward0", outputs=("result", "result1", "result2"),
+    save=("input", "weight", "result1", "result2"), attrs=("N", "C", "HxW", "group", "eps"),
+    node_apply=_group_norm_apply)
 def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
     x = input.reshape(N, group, -1)
     mean = jnp.mean(x, -1)
@@ -42,7 +43,7 @@ def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
 
 
 @_group_norm.derivative
-def _(grads, input, weight, result1, result2, N, C, HxW, group, bias_shape=None):
+def _(grads, input, weight, result1, result2, N, C, group, bias_shape=None):
     """torch's formula from the saved mean and rstd (result1, result2; bias, which only shifts, is not saved):
     under create_graph their history carries their own dependence on the input, as torch's."""
     g = grads[0].reshape(N, C, -1)
