@@ -115,3 +115,53 @@ def assert_same_error(case):
     expected = error_of(lambda: case(torch))
     assert expected is not None, "torch raised nothing"
     assert error_of(lambda: case(tl)) == expected
+
+
+def saved_summary(t):
+    """A node's non-tensor saved attributes and the names of its saved tensors (read before backward frees them;
+    strides left out, a list of saved tensors as its None / "tensor" entries)."""
+    node = t.grad_fn
+    if node is None:
+        return None
+    values = {a: getattr(node, a) for a in dir(node) if a.startswith("_saved_") and "strides" not in a}
+    return {a: "tensor" if isinstance(v, (torch.Tensor, tl.Tensor)) else
+            tuple(None if i is None else "tensor" for i in v) if a == "_saved_indices" else v
+            for a, v in values.items()}
+
+
+def run_case(lib, fn, arrays):
+    """``fn(lib, *leaves)`` on leaves made from ``arrays`` that require grad: its outputs, each one's graph, saved
+    attributes and version, and the first- (create_graph) and second-order gradients of the outputs that require
+    grad (None where nothing does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *xs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    seen = [(graph(o), saved_summary(o), o._version) for o in outs]
+    diff = [o.double() for o in outs if o.requires_grad]
+    first = second = None
+    if diff:
+        first = lib.autograd.grad(sum((o * o).sum() + o.sum() for o in diff), xs, create_graph=True,
+                                  allow_unused=True)
+        used = [g for g in first if g is not None and g.requires_grad]
+        if used:
+            second = lib.autograd.grad(sum((g * g).sum() for g in used), xs, allow_unused=True)
+    return outs, seen, first, second
+
+
+def assert_case_matches(fn, arrays):
+    """run_case on torch and torchlike agree: outputs (values, requires_grad, view or not), graphs with saved
+    attributes and versions, and the gradients of both orders."""
+    (touts, tseen, tfirst, tsecond), (louts, lseen, lfirst, lsecond) = run_case(torch, fn, arrays), \
+        run_case(tl, fn, arrays)
+    assert len(louts) == len(touts)
+    assert lseen == tseen
+    for lo, to in zip(louts, touts):
+        assert_same(lo, to)
+        assert lo.requires_grad == to.requires_grad and lo._is_view() == to._is_view()
+    for lg, tg in ((lfirst, tfirst), (lsecond, tsecond)):
+        assert (lg is None) == (tg is None)
+        if tg is not None:
+            for a, b in zip(lg, tg):
+                assert_same(a, b)

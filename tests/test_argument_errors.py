@@ -1,10 +1,10 @@
 """Arguments of the wrong type: every public function, Tensor method and dunder raises what torch 2.13 raises.
 
-An auditor walks the public surface shared with torch (the functions declared with ``public`` and the Tensor
-methods), calls each with a valid template and then with one argument at a time replaced by a value of the wrong
-type (a str, a NumPy array, the other library's tensor, a list, None, a float; an unknown keyword; one positional
-argument too many), on both libraries, and compares the exception type and leading message text (the first line,
-up to torch's list of signatures). Its report:
+An auditor walks the public surface shared with torch (the functions declared with ``public`` or bound with
+``guarded``, torch.special's functions and the Tensor methods), calls each with a valid template and then with
+one argument at a time replaced by a value of the wrong type (a str, a NumPy array, the other library's tensor, a
+list, None, a float; an unknown keyword; one positional argument too many), on both libraries, and compares the
+exception type and leading message text (the first line, up to torch's list of signatures). Its report:
 
     PYTHONPATH=. python tests/test_argument_errors.py
 """
@@ -20,7 +20,8 @@ import torchgen
 import torchgen.packaged.autograd as torchgen_autograd
 from torchgen.gen import parse_native_yaml
 from torchgen.packaged.autograd.gen_python_functions import (
-    group_overloads, is_py_torch_function, is_py_variable_method, load_signatures, should_generate_py_binding)
+    group_overloads, is_py_special_function, is_py_torch_function, is_py_variable_method, load_signatures,
+    should_generate_py_binding)
 
 import torchlike as tl
 from torchlike.ops import _bind
@@ -35,9 +36,11 @@ class _T:
 
 
 F, I, B, M, V, Z = _T("f"), _T("i"), _T("b"), _T("m"), _T("v"), _T("z")   # float[3], index, bool, 3x3, 3-vec, 1x3x3
+C3, C4, C5 = _T("c3"), _T("c4"), _T("c5")  # (1, 1, 3), (1, 1, 3, 3), (1, 1, 2, 2, 2): conv inputs and weights
 _ARRAYS = {"f": np.array([0.5, 1.5, 2.5], np.float32), "i": np.array([0, 2, 1]), "b": np.array([True, False, True]),
            "m": np.eye(3, dtype=np.float32) + 1, "v": np.array([1., 2., 3.], np.float32),
-           "z": np.ones((1, 3, 3), np.float32)}
+           "z": np.ones((1, 3, 3), np.float32), "c3": np.ones((1, 1, 3), np.float32),
+           "c4": np.ones((1, 1, 3, 3), np.float32), "c5": np.ones((1, 1, 2, 2, 2), np.float32)}
 
 # name -> (args, kwargs) of a valid call (the default: ``(F,)`` for a one-input function, ``(F, F)`` for two)
 TEMPLATES = {
@@ -71,6 +74,14 @@ TEMPLATES = {
     "addbmm": ((M, Z, Z), {}), "addmv": ((V, M, V), {}), "addr": ((M, V, V), {}), "cdist": ((M, M), {}),
     "chain_matmul": ((M, M), {}), "det": ((M,), {}), "inverse": ((M,), {}), "logdet": ((M,), {}),
     "expand_as": ((F, F), {}), "view_as": ((F, F), {}), "reshape_as": ((F, F), {}),
+    **{f"conv{t}{d}d": ((c, c), {}) for d, c in ((1, C3), (2, C4), (3, C5)) for t in ("", "_transpose")},
+    "pixel_shuffle": ((C4, 1), {}), "pixel_unshuffle": ((C4, 1), {}), "channel_shuffle": ((C4, 1), {}),
+    "special_polygamma": ((1, F), {}), "multigammaln": ((F, 1), {}),
+    **{n: ((F, F), {}) for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                                 "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                                 "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+                                 "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                                 "shifted_chebyshev_polynomial_w")},
 }
 
 SKIP = {  # not parsed by torch's argument parser: protocols, constructors, hooks, the engine, indexing, CUDA
@@ -82,12 +93,21 @@ SKIP = {  # not parsed by torch's argument parser: protocols, constructors, hook
 
 
 def _public_names():
-    """(kind, name) for every function and Tensor method torchlike shares with torch."""
+    """(kind, name) for every function, torch.special function ("special") and Tensor method torchlike shares
+    with torch."""
     functions = sorted({n for d in _bind._declared if d.function for n in (d.name,) + d.aliases
-                        if hasattr(torch, n) and n not in SKIP})
+                        if hasattr(torch, n) and n not in SKIP} |
+                       {n for module, _, n in _bind._guarded if module == "torchlike" and hasattr(torch, n)})
     methods = sorted(n for n in vars(tl.Tensor) if callable(getattr(tl.Tensor, n, None))
                      and hasattr(torch.Tensor, n) and n not in SKIP)
-    return [("function", n) for n in functions] + [("method", n) for n in methods]
+    special = sorted(n for n in tl.special.__all__ if hasattr(torch.special, n))
+    return ([("function", n) for n in functions] + [("method", n) for n in methods] +
+            [("special", n) for n in special])
+
+
+def _lookup(kind, name, lib=tl):
+    """The function or method ``name`` of ``lib``."""
+    return getattr({"function": lib, "special": lib.special}.get(kind, lib.Tensor), name, None)
 
 
 def _template(kind, name):
@@ -96,12 +116,14 @@ def _template(kind, name):
     base = name[:-1] if kind == "method" and name.endswith("_") and name[:-1] in TEMPLATES else name
     if name.startswith("__") and name not in TEMPLATES:  # __add__, __radd__, __iadd__: add's template
         base = base.strip("_").removeprefix("r").removeprefix("i")
-    if name in TEMPLATES:
+    if kind == "special" and "special_" + name in TEMPLATES:
+        args, kwargs = TEMPLATES["special_" + name]
+    elif name in TEMPLATES:
         args, kwargs = TEMPLATES[name]
     elif base in TEMPLATES:
         args, kwargs = TEMPLATES[base]
     else:
-        fn = getattr(tl, base, None) if kind == "function" else getattr(tl.Tensor, name)
+        fn = _lookup(kind, base if kind != "method" else name)
         n = _required(fn)
         args, kwargs = (F,) * n, {}
     return tuple(args), dict(kwargs)
@@ -119,7 +141,7 @@ def _required(fn):
 
 def _keywords(kind, name):
     """The optional keyword parameters of torchlike's signature (each also given a wrong type)."""
-    fn = getattr(tl, name, None) if kind == "function" else getattr(tl.Tensor, name)
+    fn = _lookup(kind, name)
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -175,8 +197,8 @@ def outcome(kind, name, args, kwargs, lib):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            if kind == "function":
-                getattr(lib, name)(*args, **kwargs)
+            if kind != "method":
+                _lookup(kind, name, lib)(*args, **kwargs)
             else:
                 getattr(args[0], name)(*args[1:], **kwargs)
         except Exception as e:  # noqa: BLE001 - the exception itself is compared
@@ -240,7 +262,7 @@ def test_wrong_argument_types_raise_torchs_error(kind, name):
     takes a number) is accepted: the guard parses a call only when it fails, has keywords, or has a non-tensor
     where every overload of torch's wants a Tensor (the successful path stays unparsed)."""
     known = KNOWN.get((kind, name), set())
-    guard = getattr(tl, name) if kind == "function" else getattr(tl.Tensor, name)
+    guard = _lookup(kind, name)
     getattr(guard, "_seen", {}).clear()  # keyword types other tests had accepted (in another form of the call)
     found = mismatches(kind, name)
     assert "valid" not in [label for label, _, _ in found], found
@@ -353,8 +375,8 @@ def _torchgen_tables():
     for method, keep in ((False, is_py_torch_function), (True, is_py_variable_method)):
         grouped = collections.defaultdict(list)
         for pair in load_signatures(native, deprecated, method=method):
-            if keep(pair.function):
-                grouped[str(pair.signature.name)].append(pair)
+            if keep(pair.function) or not method and is_py_special_function(pair.function):
+                grouped[str(pair.signature.name)].append(pair)  # (torch.special's: special_<name>)
         tables[method] = {name: [_notation(g.signature.signature_str(symint=True))
                                  for g in group_overloads(pairs, symint=True)] for name, pairs in grouped.items()}
     return tables
@@ -379,6 +401,7 @@ def test_signature_table_is_torchgens():
     tables = _torchgen_tables()
     checked = 0
     for kind, name in _public_names():
+        name = "special_" + name if kind == "special" else name
         expected = tables[kind == "method"].get(name)
         if expected is None or (kind, name) in NOT_FROM_TORCHGEN or name.startswith("__"):  # (dunders: see _bind)
             continue

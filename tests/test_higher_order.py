@@ -336,6 +336,13 @@ AREAS = {
         "orthogonal_maps": (lambda m, x: sum(__import__("test_nn_utils_more").orth_map(m, name)(x)
                                              for name in ("exp", "cayley", "householder")), [A2ND[0, :4, :4] / 2]),
     },
+
+    "gaps14": {  # tests/test_issue14_gaps.py
+        "adaptive_max_pool3d": (lambda m, x: (F(m).adaptive_max_pool3d(x, (2, 3, 2)),
+                                              F(m).adaptive_max_pool3d(x[0], (1, None, 3))), [_L3]),
+        "group_norm_mean_rstd": (lambda m, x, w, b: F(m).group_norm(x, 1, w, b) * x, [_L2, _L1[0, :, 0],
+                                                                                     _L1[0, :, 1]]),
+    },
 }
 for _area, _cases in AREAS.items():
     for _n, (_f, _a) in _cases.items():
@@ -724,6 +731,8 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "UniqueConsecutiveBackward0": "torch has no derivative for unique_consecutive: backward raises",
     "SpecialZetaBackward2": "torch has no derivative for zeta(tensor, number) in its first argument: backward raises",
     "EmbeddingBagBackward0": "torch has no derivative for _embedding_bag_backward: its double backward raises",
+    "EmbeddingBagBackwardBackward0": "torch has no derivative for _embedding_bag_backward: backward raises "
+                                     "(test_issue14_gaps.py checks it)",
 }
 _OP_MODULES = ("torchlike.ops.", "torchlike.nn.")
 

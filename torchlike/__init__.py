@@ -6,6 +6,7 @@ dtype explicitly, so float32 stays the default float. In your own JAX code, ``jn
 float64 and ``jnp.arange(3)`` int64 from then on: pass dtypes explicitly if you need 32-bit.
 """
 import builtins as _builtins
+import numbers as _numbers
 import os as _os
 
 import jax as _jax
@@ -58,6 +59,9 @@ from .ops.elementwise import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from .nn._spatial import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,  # noqa: E402,F401,E501
                           pixel_shuffle, pixel_unshuffle, channel_shuffle, pairwise_distance)
+_bind.guarded(globals(), "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d pixel_shuffle "
+              "pixel_unshuffle channel_shuffle pairwise_distance", into=(nn.functional,))
+_bind.guarded(vars(nn.functional), "native_channel_shuffle")
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
@@ -79,8 +83,10 @@ from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 
-def result_type(tensor1, tensor2):
-    return _dtype._result_type(tensor1, tensor2)
+def result_type(tensor, other):
+    if not _builtins.all(isinstance(v, (Tensor, _numbers.Number)) for v in (tensor, other)):
+        raise TypeError("result_type")  # (the guard raises torch's error)
+    return _dtype._result_type(tensor, other)
 
 
 def is_tensor(obj):
@@ -97,6 +103,9 @@ def is_floating_point(input):
 
 def is_complex(input):
     return input.is_complex()
+
+
+_bind.guarded(globals(), "result_type is_floating_point is_complex")
 
 
 _deterministic = {"mode": False, "warn_only": False}

@@ -129,7 +129,7 @@ class Tensor:
     _fw_tangent = None  # forward-mode AD: this tensor's tangent (a Tensor) at the active dual level
     _is_inference = False
     _conj = False  # torch's conj bit: the tensor reads its storage conjugated (a conj() view)
-    _vfn = None  # views with a conj() in their chain from the base: the chain (ops/_views._chain)
+    _vfn = None  # views with a conj() or view_as_real/complex in their chain from the base: their chain (_views)
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
 

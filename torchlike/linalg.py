@@ -3,7 +3,7 @@ tuples), node names and errors. The ops are in ``ops/linalg_module.py``; each fu
 that gives a wrong-typed argument torch's TypeError (its parser name is ``linalg_<name>``, as torch's)."""
 import numpy as _np
 
-from .ops import linalg_module as _m
+from .ops import ldl as _ldl, linalg_module as _m
 from .ops._bind import _guard
 from .ops.reduction import _linalg_vector_norm
 from .ops.other import _cross
@@ -18,7 +18,7 @@ __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "det", "slogdet"
            "solve_ex", "lstsq", "cholesky", "cholesky_ex", "qr", "eig", "eigvals", "eigh", "eigvalsh", "svd",
            "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "cross", "multi_dot", "householder_product", "lu",
            "lu_factor", "lu_factor_ex", "lu_solve", "solve_triangular", "tensorinv", "tensorsolve", "vander",
-           "vecdot", "matmul", "diagonal", "cond"]
+           "vecdot", "matmul", "diagonal", "cond", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 _out = _m._out
 _RT = _m._RT
 
@@ -318,6 +318,22 @@ def cond(input, p=None, *, out=None):
         s = svdvals(input)
         return _out(s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0], out)
     return _out(matrix_norm(input, p) * matrix_norm(inv(input), p), out)
+
+
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):  # noqa: A002 - torch's name
+    """(LD, pivots, info): LAPACK's Bunch-Kaufman A = L D L^T (L D L^H for ``hermitian``) in compact form."""
+    return _out(_ldl.ldl_factor_ex(input, hermitian, check_errors), out)
+
+
+def ldl_factor(input, *, hermitian=False, out=None):  # noqa: A002 - torch's name
+    """(LD, pivots) of ldl_factor_ex; torch's error for a singular D."""
+    result = _ldl.ldl_factor_ex(input, hermitian, True, "torch.linalg.ldl_factor")
+    return _out(_ldl._LDL_FACTOR(result.LD, result.pivots), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B from ldl_factor's (LD, pivots)."""
+    return _out(_ldl.ldl_solve(LD, pivots, B, hermitian), out)
 
 
 for _name in __all__[1:]:

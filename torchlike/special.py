@@ -3,6 +3,7 @@ sigmoid: SigmoidBackward0, gammaln is lgamma, ...), recorded as torch records th
 ops/special.py (SpecialI0EBackward0, ...), the Bessel functions and polynomials have no derivative, as in torch."""
 import torchlike as _tl
 from .ops import reduction as _rd, special as _sp
+from .ops import _bind
 from .ops._out import _write_out
 
 erf, erfc, erfinv, expm1, exp2, log1p, sinc, logit, xlogy = (
@@ -37,3 +38,4 @@ def log_softmax(input, dim, *, dtype=None):
 
 
 __all__ = sorted(n for n in globals() if not n.startswith("_"))
+_bind.guarded(globals(), " ".join(__all__), prefix="special_")  # torch's argument errors, as special_<name>

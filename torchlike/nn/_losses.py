@@ -521,9 +521,10 @@ def _lse(*xs):
     return jnp.where(finite, ms + jnp.log(jnp.where(finite, s, 1)), -jnp.inf)
 
 
-def _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank):
+def _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank, alphas=False):
     """-log p(target | input) per batch element: the CTC forward (alpha) recursion, lax.scan over time.
-    log_probs (T, N, C), targets (N, S) padded, lengths (N,)."""
+    log_probs (T, N, C), targets (N, S) padded, lengths (N,). ``alphas``: also torch's log_alpha (N, T, 2S+1),
+    -inf where torch leaves it unwritten (t >= input length, or t > 0 and s > 2 * target length)."""
     T, N, C = log_probs.shape
     S = targets.shape[1]
     L = 2 * S + 1
@@ -541,35 +542,42 @@ def _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank):
         a1 = jnp.concatenate([jnp.full((N, 1), neg_inf), alpha[:, :-1]], 1)
         a2 = jnp.where(skip, jnp.concatenate([jnp.full((N, 2), neg_inf), alpha[:, :-2]], 1), neg_inf)
         new = _lse(alpha, a1, a2) + jnp.take_along_axis(lp_t, labels, 1)
-        return jnp.where((t < input_lengths)[:, None], new, alpha), None
+        written = (t < input_lengths)[:, None]
+        return jnp.where(written, new, alpha), jnp.where(written & (pos < 2 * target_lengths[:, None] + 1), new,
+                                                         neg_inf) if alphas else None
 
-    alpha, _ = jax.lax.scan(step, alpha0, (log_probs[1:], jnp.arange(1, T)))
+    alpha, rows = jax.lax.scan(step, alpha0, (log_probs[1:], jnp.arange(1, T)))
     end = 2 * target_lengths
     last = jnp.take_along_axis(alpha, end[:, None], 1)[:, 0]
     prev = jnp.where(target_lengths > 0, jnp.take_along_axis(alpha, jnp.maximum(end - 1, 0)[:, None], 1)[:, 0],
                      neg_inf)
+    if alphas:
+        return -_lse(last, prev), jnp.moveaxis(jnp.concatenate([alpha0[None], rows]), 0, 1)
     return -_lse(last, prev)
 
 
-def _ctc_forward(log_probs, targets, input_lengths, target_lengths, *, blank, zero_infinity):
-    return _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank)
+def _ctc_forward(log_probs, targets, input_lengths, target_lengths, padded, *, blank, zero_infinity):
+    """(``targets`` as given, which torch saves; ``padded``: them as an (N, S) array, which the recursion reads.)"""
+    return _ctc_nll(log_probs, padded, input_lengths, target_lengths, blank, alphas=True)
 
 
-def _ctc_grad(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+def _ctc_grad(grads, log_probs, padded, input_lengths, target_lengths, blank, zero_infinity):
     """torch's ctc_loss_backward: exp(log_probs) - (the posterior of each label), up to each input length
     (the gradient of the loss through a log_softmax, which torch assumes)."""
-    nll, vjp = jax.vjp(lambda lp: _ctc_nll(lp, targets, input_lengths, target_lengths, blank), log_probs)
+    nll, vjp = jax.vjp(lambda lp: _ctc_nll(lp, padded, input_lengths, target_lengths, blank), log_probs)
     keep = jnp.isfinite(nll) if zero_infinity else jnp.ones_like(nll, bool)
-    g = jnp.where(keep, grad, 0)
+    g = jnp.where(keep, grads[0], 0)
     inside = (jnp.arange(log_probs.shape[0])[:, None] < input_lengths[None, :])[:, :, None]
     exact = vjp(g)[0]
     return jnp.where(inside, jnp.exp(log_probs) * g[None, :, None] + exact, 0)
 
 
-_ctc = OpDef("CtcLossBackward0", _ctc_forward, save=("log_probs", "targets", "input_lengths", "target_lengths"),
-             nondiff=("targets", "input_lengths", "target_lengths"), attrs=("blank", "zero_infinity"),
-             saved={n: (lambda node, saved, n=n: tuple(int(v) for v in np.asarray(saved[n]._data)))
-                    for n in ("input_lengths", "target_lengths")},  # (torch saves them as int lists)
+_ctc = OpDef("CtcLossBackward0", _ctc_forward, outputs=("result0", "result1"),
+             save=("log_probs", "targets", "input_lengths", "target_lengths", "padded", "result0", "result1"),
+             nondiff=("targets", "input_lengths", "target_lengths", "padded", "result1"),
+             attrs=("blank", "zero_infinity"), saved={"padded": None, **{
+                 n: (lambda node, saved, n=n: tuple(int(v) for v in np.asarray(saved[n]._data)))
+                 for n in ("input_lengths", "target_lengths")}},  # (torch saves them as int lists)
              node_apply=_first_order_only("_ctc_loss_backward"))
 _ctc.derivative(_ctc_grad)
 
@@ -615,8 +623,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                                    f"{tv.shape[1]} for argument #2 'targets' (while checking arguments for "
                                    f"ctc_loss_cpu)")
             padded[b, :tl[b]] = tv[b, :tl[b]]
-    res = apply(_ctc, (lp, wrap(jnp.asarray(padded)), wrap(jnp.asarray(il, jnp.int64)),
-                       wrap(jnp.asarray(tl, jnp.int64))), (blank, bool(zero_infinity)))
+    res = apply(_ctc, (lp, targets, wrap(jnp.asarray(il, jnp.int64)), wrap(jnp.asarray(tl, jnp.int64)),
+                       wrap(jnp.asarray(padded))), (blank, bool(zero_infinity)))[0]
     if zero_infinity:
         res = _pw.where(res == float("inf"), res.new_zeros(()), res)
     if red == 1:

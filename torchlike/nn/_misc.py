@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, broadcast_batch, no_grad, op, type_word, views, wrap
+from .._internal import OpDef, OpNode, apply, broadcast_batch, grad_enabled, no_grad, op, type_word, views, wrap
 from ..ops import creation as _creation, reduction as _reduction
 from ._layers import _renorm_rows
 from . import _losses
@@ -101,16 +101,55 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ----- embedding_bag -----------------------------------------------------------------------------------------
-@op("EmbeddingBagBackward0", save=("weight", "indices", "offsets", "per_sample_weights"),
-    nondiff=("indices", "offsets"), attrs=("mode", "padding_idx", "scale_grad_by_freq", "sparse"),
-    unsigned=("padding_idx",), saved={"weight_sym_argsize_0": lambda node, saved: node._in_meta[0].shape[0],
-                                      "weight": None})
+def _raising(name, error, inputs):
+    """torch's node for a gradient it cannot differentiate (the gradient passes through; its backward raises)."""
+    def derivative(grads):
+        raise error
+    entry = OpDef(name, lambda result, *args: result, inputs=("result",) + inputs, statics=(), save=(),
+                  nondiff=("result",), runs_first=name.startswith("torch::"))
+    entry.derivative(derivative)
+    return entry
+
+
+_BAG_WEIGHT = _raising("EmbeddingBagBackwardBackward0", NotImplementedError(
+    "the derivative for '_embedding_bag_backward' is not implemented."), ("grad", "per_sample_weights"))
+_BAG_PSW = _raising("torch::autograd::NotImplemented", RuntimeError(
+    "derivative for aten::_embedding_bag_per_sample_weights_backward is not implemented"), ("grad", "weight"))
+
+
+def _embedding_bag_apply(node, grads, mask=None):
+    """Under create_graph torch's gradients hang off nodes whose backward raises: EmbeddingBagBackwardBackward0
+    (edges: the gradient, per_sample_weights) for weight's, NotImplemented (the gradient, weight) for
+    per_sample_weights'."""
+    if not grad_enabled():
+        return OpNode._apply(node, grads, mask)
+    with no_grad():
+        outs = OpNode._apply(node, grads, mask)
+    saved = {s[0]: k for k, s in enumerate(node._op.saves)}
+    weight, psw = (node._for_backward[saved[n]] for n in ("weight", "per_sample_weights"))
+    weight, psw = (None if s is None else s.unpack(node) for s in (weight, psw))
+    return [None if outs[0] is None else apply(_BAG_WEIGHT, (outs[0], grads[0], psw), ()),
+            None if outs[1] is None else apply(_BAG_PSW, (outs[1], grads[0], weight), ())]
+
+
+@op("EmbeddingBagBackward0", outputs=("result", "result1", "result2", "result3"),
+    save=("weight", "indices", "offsets", "per_sample_weights", "result1", "result2", "result3"),
+    nondiff=("indices", "offsets", "result1", "result2", "result3"),
+    attrs=("mode", "padding_idx", "scale_grad_by_freq", "sparse"), unsigned=("padding_idx",),
+    node_apply=_embedding_bag_apply,
+    saved={"weight_sym_argsize_0": lambda node, saved: node._in_meta[0].shape[0],  # (torch saves weight only
+           "weight": (lambda node, saved: saved["weight"] if node._mask[1] else None,  # for per_sample_weights'
+                      lambda node, raw: raw["weight"] if node._mask[1] else None)})  # gradient)
 def _embedding_bag(weight, indices, offsets, per_sample_weights, *, mode, padding_idx, scale_grad_by_freq, sparse,
                    include_last_offset):
+    """The bags, and torch's offset2bag, bag_size and max_indices (empty / zeros where its CPU kernel leaves them
+    so: offset2bag on its fast float sum path, bag_size in "sum" mode, max_indices = bag_size in "mean" mode).
+    With ``include_last_offset``, as torch's CPU kernel: offset2bag, bag_size and "max" run the last bag to the
+    end of ``indices``, "sum" and "mean" sum up to the last offset ("mean" divides by that bag_size)."""
     n = indices.shape[0]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
-    seg = jnp.searchsorted(offsets, jnp.arange(n), side="right") - 1
-    valid = (indices != padding_idx) & (seg < bags)
+    seg = jnp.maximum(jnp.searchsorted(offsets[:bags], jnp.arange(n), side="right") - 1, 0)
+    valid = indices != padding_idx
     rows = jnp.take(weight, indices, axis=0)
     if scale_grad_by_freq:  # same value; the gradient of each row divided by its index's count, as torch
         count = jnp.zeros(weight.shape[0], weight.dtype).at[indices].add(1)[indices][:, None]
@@ -118,16 +157,25 @@ def _embedding_bag(weight, indices, offsets, per_sample_weights, *, mode, paddin
         rows = fixed + (rows - fixed) / count
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[:, None]
-    seg = jnp.where(valid, seg, bags)  # padding / trailing entries go to a dropped extra bag
+    fast = mode == 0 and padding_idx < 0 and weight.dtype in (jnp.float32, jnp.float16, jnp.bfloat16)
+    offset2bag = jnp.zeros(0, indices.dtype) if fast else seg.astype(indices.dtype)
+    size = jax.ops.segment_sum(valid.astype(indices.dtype), seg, bags)
     if mode == 2:
+        dseg = jnp.where(valid, seg, bags)  # padding entries go to a dropped extra bag
         low = jnp.asarray(-jnp.inf, weight.dtype)
-        top = jax.ops.segment_max(jnp.where(valid[:, None], rows, low), seg, bags + 1)[:bags]
-        return jnp.where(jnp.isneginf(top), 0, top)
-    total = jax.ops.segment_sum(jnp.where(valid[:, None], rows, 0), seg, bags + 1)[:bags]
+        top = jax.ops.segment_max(jnp.where(valid[:, None], rows, low), dseg, bags + 1)[:bags]
+        first = jax.ops.segment_min(jnp.where(valid[:, None] & (rows == top[seg]), jnp.arange(n)[:, None], n),
+                                    dseg, bags + 1)[:bags]  # the first entry holding each bag's max
+        where = jnp.take(jnp.append(indices, 0), jnp.minimum(first, n))
+        return jnp.where(jnp.isneginf(top), 0, top), offset2bag, size, where.astype(indices.dtype)
+    if include_last_offset:
+        valid = valid & (jnp.arange(n) < offsets[-1])
+    total = jax.ops.segment_sum(jnp.where(valid[:, None], rows, 0), jnp.where(valid, seg, bags), bags + 1)[:bags]
     if mode == 1:
-        count = jax.ops.segment_sum(valid.astype(weight.dtype), seg, bags + 1)[:bags]
-        total = total / jnp.maximum(count, 1)[:, None]
-    return total
+        total = total / jnp.maximum(size, 1)[:, None].astype(weight.dtype)
+        return total, offset2bag, size, size
+    zeros = jnp.zeros(bags, indices.dtype)
+    return total, offset2bag, zeros, zeros
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
@@ -181,7 +229,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
             raise IndexError("index out of range in self")
     return apply(_embedding_bag, (weight, input, offsets, per_sample_weights),
-                 (modes[mode], int(padding_idx), bool(scale_grad_by_freq), bool(sparse), bool(include_last_offset)))
+                 (modes[mode], int(padding_idx), bool(scale_grad_by_freq), bool(sparse), bool(include_last_offset)))[0]
 
 
 # ----- bilinear, distances -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._internal import apply, no_grad, op, views
 from ..ops import pointwise as _pw
+from ..ops._registry import _OpNode
 from ..ops.special import _add_scalar
 from ._layers import _check_mixed, batch_norm
 from ._padding import pad
@@ -16,8 +17,18 @@ from ._pooling import avg_pool2d, avg_pool3d
 __all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm"]
 
 
+def _group_norm_apply(node, grads, mask=None):
+    """Without the result's gradient (only the mean's / rstd's reach the node, under create_graph) torch's weight
+    and bias gradients are undefined."""
+    mask = node._mask if mask is None else mask
+    if grads[0] is None:
+        mask = (mask[0], False, False)
+    return _OpNode._apply(node, grads, mask)
+
+
 @op("NativeGroupNormBackward0", outputs=("result", "result1", "result2"),
-    attrs=("N", "C", "HxW", "group", "eps"))
+    save=("input", "weight", "result1", "result2"), attrs=("N", "C", "HxW", "group", "eps"),
+    node_apply=_group_norm_apply)
 def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
     x = input.reshape(N, group, -1)
     mean = jnp.mean(x, -1)
@@ -29,6 +40,23 @@ def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
     if bias is not None:
         out = out + bias.reshape(chan)
     return out, mean, rstd
+
+
+@_group_norm.derivative
+def _(grads, input, weight, result1, result2, N, C, group, bias_shape=None):
+    """torch's formula from the saved mean and rstd (result1, result2; bias, which only shifts, is not saved):
+    under create_graph their history carries their own dependence on the input, as torch's."""
+    g = grads[0].reshape(N, C, -1)
+    xhat = ((input.reshape(N, group, -1) - result1[..., None]) * result2[..., None]).reshape(N, C, -1)
+    dw = None if weight is None else jnp.sum(g * xhat, (0, 2))
+    db = None if bias_shape is None else jnp.sum(g, (0, 2))
+    dxhat = (g if weight is None else g * weight[:, None]).reshape(N, group, -1)
+    xhat = xhat.reshape(N, group, -1)
+    rstd = result2[..., None]
+    dx = rstd * (dxhat - jnp.mean(dxhat, -1, keepdims=True) - xhat * jnp.mean(dxhat * xhat, -1, keepdims=True))
+    # the gradients of the mean and rstd outputs (reached under create_graph through the saved result1 / result2)
+    dx = dx + (grads[1][..., None] - grads[2][..., None] * rstd * rstd * xhat) / xhat.shape[-1]
+    return dx.reshape(input.shape), dw, db
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

@@ -1,5 +1,5 @@
 """Pooling: max / avg (MaxPool{2,3}DWithIndicesBackward0, AvgPool{2,3}DBackward0), adaptive avg / max
-(AdaptiveAvgPool{2,3}DBackward0, AdaptiveMaxPool2DBackward0) and lp pooling (composed, as torch). The 1-d forms
+(AdaptiveAvgPool{2,3}DBackward0, AdaptiveMaxPool{2,3}DBackward0) and lp pooling (composed, as torch). The 1-d forms
 unsqueeze, run the 2-d op and squeeze, as torch."""
 import math
 
@@ -11,8 +11,8 @@ from .._internal import apply, op
 from ..ops import pointwise as _pw, shape as _shape
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d",
-           "lp_pool2d", "lp_pool3d"]
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
 
@@ -275,24 +275,30 @@ def _adaptive_avg(self, *, output_size):
 _ADAPTIVE_AVG = {nd: op(f"AdaptiveAvgPool{nd}DBackward0", save=("self",))(_adaptive_avg) for nd in (2, 3)}
 
 
-@op("AdaptiveMaxPool2DBackward0", save=("self", "result1"), outputs=("result", "result1"))
-def _adaptive_max2(self, *, output_size):
-    (oh, ow), (H, W) = output_size, self.shape[-2:]
-    (sh, eh), (sw, ew) = _windows(H, oh), _windows(W, ow)
-    kh, kw = int(max(eh - sh)), int(max(ew - sw))
-    ih = np.minimum(sh[:, None] + np.arange(kh), eh[:, None] - 1)  # (oh, kh); repeats never beat the first max
-    iw = np.minimum(sw[:, None] + np.arange(kw), ew[:, None] - 1)
-    win = self[..., ih[:, :, None, None], iw[None, None, :, :]]  # (..., oh, kh, ow, kw)
-    win = jnp.swapaxes(win, -3, -2).reshape(self.shape[:-2] + (oh, ow, kh * kw))
-    flat = (ih[:, None, :, None] * W + iw[None, :, None, :]).reshape(oh, ow, kh * kw)
-    pick = jnp.argmax(win, -1)
-    return jnp.take_along_axis(win, pick[..., None], -1)[..., 0], jnp.asarray(flat)[
-        np.arange(oh)[:, None], np.arange(ow)[None, :], pick].astype(jnp.int64)
+def _adaptive_max(self, *, output_size):
+    """The max of each adaptive window and its flat index within the plane (first max; NaN wins, as torch)."""
+    nd, lead = len(output_size), self.ndim - len(output_size)
+    sizes = self.shape[lead:]
+    idx = []  # per pooled dim: (o, k) source indices, broadcast to (o0, k0, o1, k1, ...)
+    for j, (n, o) in enumerate(zip(sizes, output_size)):
+        start, end = _windows(n, o)
+        ij = np.minimum(start[:, None] + np.arange(int(max(end - start))), end[:, None] - 1)  # repeats never win
+        idx.append(ij.reshape([ij.shape[0] if i == 2 * j else ij.shape[1] if i == 2 * j + 1 else 1
+                               for i in range(2 * nd)]))
+    order = [2 * j for j in range(nd)] + [2 * j + 1 for j in range(nd)]  # (o0, o1, ..., k0, k1, ...)
+    win = jnp.transpose(self[(Ellipsis,) + tuple(idx)], list(range(lead)) + [lead + i for i in order])
+    win = win.reshape(self.shape[:lead] + tuple(output_size) + (-1,))
+    flat = np.transpose(sum(i * math.prod(sizes[j + 1:]) for j, i in enumerate(idx)), order)
+    flat = jnp.asarray(flat.reshape(tuple(output_size) + (-1,)))
+    pick = jnp.argmax(win, -1)[..., None]
+    return (jnp.take_along_axis(win, pick, -1)[..., 0],
+            jnp.take_along_axis(jnp.broadcast_to(flat, win.shape), pick, -1)[..., 0].astype(jnp.int64))
 
 
-@_adaptive_max2.derivative
-def _(grads, self, result1):
-    return _scatter(grads[0], result1, self.shape, 2)
+_ADAPTIVE_MAX = {nd: op(f"AdaptiveMaxPool{nd}DBackward0", save=("self", "result1"),
+                        outputs=("result", "result1"))(_adaptive_max) for nd in (2, 3)}
+for _nd, _entry in _ADAPTIVE_MAX.items():
+    _entry.derivative(lambda grads, self, result1, nd=_nd: _scatter(grads[0], result1, self.shape, nd))
 
 
 def _output_size(output_size, nd, shape):
@@ -327,7 +333,14 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows (AdaptiveMaxPool2DBackward0); ``return_indices``: flat h * W + w indices."""
     _adaptive_check(input, 2, "adaptive_max_pool2d", ":")
-    out, idx = apply(_adaptive_max2, (input,), (_output_size(output_size, 2, input.shape),))
+    out, idx = apply(_ADAPTIVE_MAX[2], (input,), (_output_size(output_size, 2, input.shape),))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over adaptive windows (AdaptiveMaxPool3DBackward0); ``return_indices``: flat (d * H + h) * W + w."""
+    _adaptive_check(input, 3, "adaptive_max_pool3d", ":")
+    out, idx = apply(_ADAPTIVE_MAX[3], (input,), (_output_size(output_size, 3, input.shape),))
     return (out, idx) if return_indices else out
 
 

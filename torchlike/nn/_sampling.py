@@ -78,19 +78,30 @@ def _upsample_forward(self, output_size, scales, align_corners, mode):
     return out
 
 
-def _upsample_op(name, mode):
+def _upsample_op(name, mode, nd):
     if mode.startswith("nearest"):
         def forward(self, *, output_size, scales):
             return _upsample_forward(self, output_size, scales, False, mode)
-        attrs = ("output_size",)
+        attrs = ("output_size", "self_sym_sizes")
     else:
         def forward(self, *, output_size, align_corners, scales):
             return _upsample_forward(self, output_size, scales, align_corners, mode)
-        attrs = ("output_size", "align_corners")
-    return op(name, save=("self",), attrs=attrs)(forward)
+        attrs = ("output_size", "align_corners", "self_sym_sizes")
+    # torch's scales_d / scales_h / scales_w (or scales in 1-d): the scale factors, None where a size was given
+    words = ("scales",) if nd == 1 else ("scales_d", "scales_h", "scales_w")[3 - nd:]
+    saved = {w: (lambda node, saved, j=j: node._statics[-1][j]) for j, w in enumerate(words)}
+    fwd = op(name, save=(), attrs=attrs, saved=saved)(forward)
+
+    @fwd.derivative
+    def _(grad, self_shape, self_dtype, output_size, scales, align_corners=False):
+        statics = {"output_size": output_size, "scales": scales}
+        if not mode.startswith("nearest"):
+            statics["align_corners"] = align_corners
+        return _linear_grad(forward, grad, self_shape, self_dtype, **statics)
+    return fwd
 
 
-_UPSAMPLE = {(m, nd): _upsample_op(f"Upsample{word}{nd}DBackward0", m)
+_UPSAMPLE = {(m, nd): _upsample_op(f"Upsample{word}{nd}DBackward0", m, nd)
              for m, word, dims in (("nearest", "Nearest", (1, 2, 3)), ("nearest-exact", "NearestExact", (1, 2, 3)),
                                    ("linear", "Linear", (1,)), ("bilinear", "Bilinear", (2,)),
                                    ("bicubic", "Bicubic", (2,)), ("trilinear", "Trilinear", (3,)))
@@ -317,12 +328,16 @@ def affine_grid(theta, size, align_corners=None):
 
 # ----- unfold / fold -----------------------------------------------------------------------------------------
 def _im2col(x, kernel_size, dilation, padding, stride):
+    if x.ndim == 3:  # unbatched, as torch's im2col
+        return _im2col(x[None], kernel_size, dilation, padding, stride)[0]
     p = jax.lax.conv_general_dilated_patches(x, kernel_size, stride, [(q, q) for q in padding],
                                              rhs_dilation=dilation, precision=_HIGHEST)
     return p.reshape(p.shape[:2] + (-1,))
 
 
-@op("Im2ColBackward0", save=(), attrs=("kernel_size", "dilation", "padding", "stride"))
+@op("Im2ColBackward0", save=(), attrs=("kernel_size", "dilation", "padding", "stride"),
+    saved={"self_sym_argsize_minus_1": lambda node, saved: node._in_meta[0].shape[-1],
+           "self_sym_argsize_minus_2": lambda node, saved: node._in_meta[0].shape[-2]})
 def _unfold(self, *, kernel_size, dilation, padding, stride):
     return _im2col(self, kernel_size, dilation, padding, stride)
 
@@ -335,6 +350,9 @@ def _(grad, self_shape, self_dtype, kernel_size, dilation, padding, stride):
 
 @op("Col2ImBackward0", save=(), attrs=("kernel_size", "dilation", "padding", "stride"))
 def _fold(self, *, output_size, kernel_size, dilation, padding, stride):
+    if self.ndim == 2:  # unbatched, as torch's col2im
+        return _fold.forward(self[None], output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+                             padding=padding, stride=stride)[0]
     n, ck = self.shape[:2]
     c = ck // math.prod(kernel_size)
     shape = jax.ShapeDtypeStruct((n, c) + tuple(output_size), self.dtype)
@@ -357,15 +375,13 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions, but got: {list(input.shape)}")
     k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
-    batched = input.ndim == 4
-    x = input if batched else input.unsqueeze(0)
-    oh, ow = ((n + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1 for n, k_, d_, p_, s_ in zip(x.shape[2:], k, d, p, s))
+    shape = tuple(input.shape) if input.ndim == 4 else (1,) + tuple(input.shape)
+    oh, ow = ((n + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1 for n, k_, d_, p_, s_ in zip(shape[2:], k, d, p, s))
     if oh < 1 or ow < 1:
-        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size=({k[0]}, {k[1]}), "
+        raise RuntimeError(f"Given input with spatial size ({shape[2]}, {shape[3]}), kernel_size=({k[0]}, {k[1]}), "
                            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array of "
                            f"sliding blocks as ({oh}, {ow}), but its components must be at least one.")
-    out = apply(_unfold, (x,), (k, d, p, s))
-    return out if batched else out.squeeze(0)
+    return apply(_unfold, (input,), (k, d, p, s))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -374,19 +390,17 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions, but got: {list(input.shape)}")
     o, k, d, p, s = _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
-    batched = input.ndim == 3
-    x = input if batched else input.unsqueeze(0)
-    if x.shape[1] % (k[0] * k[1]):
+    shape = tuple(input.shape) if input.ndim == 3 else (1,) + tuple(input.shape)
+    if shape[1] % (k[0] * k[1]):
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-                           f"got input.size(1)={x.shape[1]} and kernel_size=({k[0]}, {k[1]}).")
+                           f"got input.size(1)={shape[1]} and kernel_size=({k[0]}, {k[1]}).")
     bh, bw = ((n + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1 for n, k_, d_, p_, s_ in zip(o, k, d, p, s))
-    if x.shape[2] != bh * bw:
+    if shape[2] != bh * bw:
         raise RuntimeError(f"Given output_size=({o[0]}, {o[1]}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, "
                            f"{d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), expected size of input's "
                            f"dimension 2 to match the calculated number of sliding blocks {bh} * {bw} = {bh * bw}, "
-                           f"but got input.size(2)={x.shape[2]}.")
-    out = apply(_fold, (x,), (o, k, d, p, s))
-    return out if batched else out.squeeze(0)
+                           f"but got input.size(2)={shape[2]}.")
+    return apply(_fold, (input,), (o, k, d, p, s))
 
 
 # ----- pixel_shuffle / pixel_unshuffle / channel_shuffle ----------------------------------------------------

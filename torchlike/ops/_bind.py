@@ -57,6 +57,21 @@ def public(fn=None, *, name=None, aliases=(), method=True, inplace=None, dunders
     return declare if fn is None else declare(fn)
 
 
+_guarded = []  # (module, torch's name, the module's name) of the functions bound by ``guarded``
+
+
+def guarded(namespace, names, prefix="", into=()):
+    """Bind the functions ``names`` of ``namespace`` (a module's globals), defined where ``public`` cannot declare
+    them (after ``bind()`` ran, or aliases of other ops), inside the guard as torch's function ``prefix + name``
+    (torch.special's are torch's special_<name>); ``into``: other modules exposing the same function."""
+    for n in names.split():
+        fn = namespace[n]
+        namespace[n] = g = _guard(getattr(fn, "__wrapped__", fn), prefix + n, False)
+        for module in into:
+            setattr(module, n, g)
+        _guarded.append((namespace["__name__"], prefix + n, n))
+
+
 def bind():
     """Expose every declaration: Tensor methods, in-place variants, dunders, module names and ``__all__``; each
     callable is bound inside a guard that raises torch's argument errors (see below)."""
@@ -521,6 +536,51 @@ _FUNCTIONS = {
     # (rnn)
 
     # (fixes)
+
+    # (gaps14): torch.special's functions (torch's special_<name>), the spatial functions torchlike exposes from nn
+    "special_airy_ai special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0":
+        "Tensor x, *, Tensor out=None",
+    "special_bessel_j0 special_bessel_j1 special_bessel_y0 special_bessel_y1 special_digamma special_entr special_erf "
+    "special_erfc special_erfcx special_erfinv special_exp2 special_expit special_expm1 special_gammaln special_i0 "
+    "special_i0e special_i1 special_i1e special_log1p special_log_ndtr special_modified_bessel_i0 "
+    "special_modified_bessel_i1 special_modified_bessel_k0 special_modified_bessel_k1 special_ndtr special_ndtri "
+    "special_psi special_sinc":
+        "Tensor input, *, Tensor out=None",
+    "special_chebyshev_polynomial_t special_chebyshev_polynomial_u special_chebyshev_polynomial_v "
+    "special_chebyshev_polynomial_w special_hermite_polynomial_h special_hermite_polynomial_he "
+    "special_laguerre_polynomial_l special_legendre_polynomial_p special_shifted_chebyshev_polynomial_t "
+    "special_shifted_chebyshev_polynomial_u special_shifted_chebyshev_polynomial_v "
+    "special_shifted_chebyshev_polynomial_w":
+        "Tensor x, Tensor n, *, Tensor out=None | Scalar x, Tensor n, *, Tensor out=None |"
+        " Tensor x, Scalar n, *, Tensor out=None",
+    "special_gammainc special_gammaincc": "Tensor input, Tensor other, *, Tensor out=None",
+    "special_log_softmax": "Tensor input, int64_t dim, *, ScalarType? dtype=None",
+    "special_logit": "Tensor input, double? eps=None, *, Tensor out=None",
+    "special_logsumexp": "Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None",
+    "special_multigammaln": "Tensor input, int64_t p, *, Tensor out=None",
+    "special_polygamma": "int64_t n, Tensor input, *, Tensor out=None",
+    "special_round": "Tensor input, *, int64_t decimals=0, Tensor out=None",
+    "special_softmax": "Tensor input, int64_t dim, ScalarType? dtype=None",
+    "special_xlog1py special_xlogy special_zeta":
+        "Tensor input, Tensor other, *, Tensor out=None | Scalar self, Tensor other, *, Tensor out=None |"
+        " Tensor input, Scalar other, *, Tensor out=None",
+    **{f"conv{d}d": f"Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[{d}] stride=1, "
+                    f"SymIntArrayRef[{d}] padding=0, SymIntArrayRef[{d}] dilation=1, SymInt groups=1 |"
+                    f" Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[{d}] stride=1, "
+                    f"str padding=\"valid\", SymIntArrayRef[{d}] dilation=1, SymInt groups=1" for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": f"Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[{d}] stride=1, "
+                              f"SymIntArrayRef[{d}] padding=0, SymIntArrayRef[{d}] output_padding=0, SymInt groups=1, "
+                              f"SymIntArrayRef[{d}] dilation=1" for d in (1, 2, 3)},
+    "pairwise_distance": "Tensor x1, Tensor x2, double p=2, double eps=1e-06, bool keepdim=False",
+    "pixel_shuffle": "Tensor input, int64_t upscale_factor",
+    "pixel_unshuffle": "Tensor input, int64_t downscale_factor",
+    "channel_shuffle native_channel_shuffle": "Tensor input, SymInt groups",
+    "is_complex is_floating_point": "Tensor input",
+    "linalg_ldl_factor_ex": "Tensor input, *, bool hermitian=False, bool check_errors=False, TensorList[3] out=None",
+    "linalg_ldl_factor": "Tensor input, *, bool hermitian=False, TensorList[2] out=None",
+    "linalg_ldl_solve": "Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor out=None",
+    "result_type": "Tensor tensor, Tensor other | Scalar scalar, Tensor tensor | Tensor tensor, Scalar other |"
+                   " Scalar scalar1, Scalar scalar2",
 }
 _METHODS = {
     "uniform_":

@@ -6,15 +6,18 @@ aliases) is a *member* with a geometry ``(sizes, strides, storage_offset)`` into
 torch's stride rules (so ``stride()``, ``is_contiguous()`` and ``view``'s "not compatible" error are
 torch's). Each member keeps its own materialised ``_data`` (so reading a tensor stays one attribute
 load); an in-place write to any member writes through its geometry into the storage array and
-re-reads every other live member from it. Members share one version counter. A result laid out other than
-row-major (ops/_layout.py) has a geometry before it has a storage: its storage array is made from it when first
-needed.
+re-reads every other live member from it. Members share one version counter. A view_as_real (view_as_complex)
+member reads a complex (real) storage array as real pairs (complex numbers): its geometry counts its own elements.
+A result laid out other than row-major (ops/_layout.py) has a geometry before it has a storage: its storage array
+is made from it when first needed.
 
 Autograd follows torch: an in-place op on a view records the op's node ``fn`` and wraps it in a
 ``CopySlices`` node that becomes the base's ``grad_fn`` (its backward hands ``fn`` the gradient's slice
 and writes ``fn``'s result back into it); after any write, every view of the storage whose base
 requires grad gets a fresh ``AsStridedBackward0`` node on top of the base's current ``grad_fn``, as torch
-regenerates it (hooks stay on the old node; ``retain_grad`` follows the tensor).
+regenerates it (hooks stay on the old node; ``retain_grad`` follows the tensor). Views whose chain from the base has
+a conj() or a change of element type have no geometry in the base's elements: their chain of steps (``_vfn``) is
+replayed instead, for their regenerated node and for CopySlices.
 """
 import functools
 import itertools
@@ -184,10 +187,30 @@ def _scatter_changed(flat, old, new, size, stride, storage_offset):
     return flat.reshape(-1).at[idx].set(new.reshape(-1), mode="drop").reshape(flat.shape)
 
 
+def _retyped(data, dtype):
+    """The storage array as a flat array of a member's element type, where a view_as_real / view_as_complex member
+    reads it as real pairs or as complex numbers (its geometry counts elements of its own type); else as it is."""
+    if data.dtype == dtype:
+        return data
+    if data.dtype.kind == "c":
+        return jnp.stack([jnp.real(data), jnp.imag(data)], -1).reshape(-1)
+    flat = data.reshape(-1)
+    return jax.lax.complex(flat[0::2], flat[1::2])
+
+
+def _untyped(flat, like):
+    """The inverse of ``_retyped``: a member-typed flat array as a storage array like ``like``."""
+    if flat.dtype == like.dtype:
+        return flat
+    if like.dtype.kind == "c":
+        return jax.lax.complex(flat[0::2], flat[1::2]).reshape(like.shape)
+    return jnp.stack([jnp.real(flat), jnp.imag(flat)], -1).reshape(like.shape)
+
+
 def _read(m, data):
     """Member ``m``'s values in storage array ``data``."""
     g = m._sgeom
-    out = data if g is None else _run(_as_strided, g, data)
+    out = data if g is None else _run(_as_strided, g, _retyped(data, m._data.dtype))
     return jnp.conj(out) if m._conj else out
 
 
@@ -197,14 +220,15 @@ def _write(t, data, old=None):
     storage = t._storage
     geom = t._sgeom
     raw = jnp.conj(data) if t._conj else data  # what the storage holds
+    held = _retyped(storage.data, raw.dtype) if geom is not None else None
     if geom is None:
         storage.data = raw
     elif _aliased(geom):
         old = t._data if old is None else old
-        storage.data = _scatter_changed(storage.data, jnp.conj(old) if t._conj else old, raw, *geom)
+        storage.data = _untyped(_scatter_changed(held, jnp.conj(old) if t._conj else old, raw, *geom), storage.data)
         data = _read(t, storage.data)  # what every element sharing the memory now holds
     else:
-        storage.data = _run(_as_strided_scatter, geom, storage.data, raw)
+        storage.data = _untyped(_run(_as_strided_scatter, geom, held, raw), storage.data)
     t._data = data
     live = []
     for ref in storage.members:
@@ -265,7 +289,7 @@ def _regenerate(storage):
     """After a write: each view whose base requires grad reads the base again (AsStridedBackward0)."""
     for ref in storage.members:
         v = ref()
-        if v is None or v._base is None or v._ageom is None:
+        if v is None or v._base is None or (v._ageom is None and v._vfn is None):
             continue
         base = v._base
         if v._grad_fn is None and not base._requires_grad:
@@ -311,7 +335,9 @@ def _view_apply(entry, input, statics, geom=None):
     storage = _storage_of(input)
     vc = input._version_counter()
     base = input._base if input._base is not None else input
-    if base._sgeom is None:  # the base is the whole storage: geometry in base == geometry in storage
+    if entry in _RETYPING or input._vfn is not None and any(s in _RETYPING for s in input._vfn):
+        ageoms = (None,) * len(outs)  # (no geometry in the base's elements: no CopySlices, see _check_view_inplace)
+    elif base._sgeom is None:  # the base is the whole storage: geometry in base == geometry in storage
         ageoms = geoms
     else:
         parent = input._ageom if input._base is not None else None
@@ -322,7 +348,7 @@ def _view_apply(entry, input, statics, geom=None):
             parent = parent or (shape, _contiguous_strides(shape), 0)
             ageoms = _rules[entry](*parent, *statics)
             ageoms = ageoms if multi else (ageoms,)
-    if entry is _conj or input._vfn is not None:  # a conj() in the chain from the base
+    if entry is _conj or entry in _RETYPING or input._vfn is not None:  # a conj() or retyping in the chain
         for o, chain in zip(outs, _chain(entry, input, statics, multi)):
             o._vfn = chain
             o._conj = input._conj is not (entry is _conj)
@@ -347,16 +373,17 @@ def _view_apply(entry, input, statics, geom=None):
 
 
 def _chain(entry, input, statics, multi):
-    """torch's view_fn of views whose chain from the base has a conj(): ("conj" or a geometry) steps, each applied to
-    the previous step's result (consecutive strided views merged); it is replayed when they are regenerated."""
+    """torch's view_fn of views whose chain from the base has a conj() or a view_as_real / view_as_complex: ("conj",
+    one of these entries, or a geometry) steps, each applied to the previous step's result (consecutive strided views
+    merged); it is replayed when they are regenerated."""
     steps = input._vfn
     if steps is None:
         if input._base is not None and input._ageom is None:  # no geometry in the base (see _check_view_inplace)
             return itertools.repeat(None)
         steps = () if input._base is None else (input._ageom,)
-    if entry is _conj:
-        return [steps + ("conj",)]
-    if steps and steps[-1] != "conj":
+    if entry is _conj or entry in _RETYPING:
+        return [steps + ("conj" if entry is _conj else entry,)]
+    if steps and isinstance(steps[-1], tuple):
         geoms = _rules[entry](*steps[-1], *statics)
         steps = steps[:-1]
     else:
@@ -369,6 +396,12 @@ def _replay(v, base):
     """The node of view ``v`` regenerated from its base by replaying its chain (ConjBackward0, AsStridedBackward0)."""
     src, aval = base, base._data.aval
     for step in v._vfn:
+        if step in _RETYPING:
+            out = jax.eval_shape(step.forward, aval)
+            node = new_node(step, (src,), (_Aval(aval),), (), (aval.update(shape=out.shape, dtype=out.dtype),))
+            src, aval = _new(Tensor), aval.update(shape=out.shape, dtype=out.dtype)
+            set_history(src, node, 0)
+            continue
         out = aval if step == "conj" else aval.update(shape=step[0])
         node = new_node(_conj if step == "conj" else _as_strided, (src,), (_Aval(aval),), () if step == "conj" else
                         step, (out,))
@@ -451,7 +484,7 @@ def _check_view_inplace(target):
         raise RuntimeError(_view_error(target))
     if target._requires_grad and target._base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if target._ageom is None:
+    if target._ageom is None and target._vfn is None:
         raise NotImplementedError("in-place on a view that torchlike cannot express in its base's layout (a view "
                                   "of a detached non-contiguous tensor); clone() it first")
 
@@ -514,7 +547,8 @@ def _check_input_overlap(target, inputs, strict=False, steps=()):
     for t in inputs:
         if t is target and not steps:
             full = True
-        elif storage is None or not isinstance(t, Tensor) or t._storage is not storage:
+        elif storage is None or not isinstance(t, Tensor) or t._storage is not storage or \
+                t._data.dtype != target._data.dtype:  # (a view_as_real of the other: its geometry counts reals)
             continue
         else:
             (ta, sa, oa), (tb, sb, ob) = _geom_of(target), _geom_of(t)
@@ -535,11 +569,12 @@ class CopySlices(Node):
 
     _name = "torch::autograd::CopySlices"
 
-    def __init__(self, base, fn, geom, conj=False):
+    def __init__(self, base, fn, geom, conj=False, chain=None):
         self._seq = next(_seq_counter)
         self._fn = fn
         self._geom = geom
         self._conj = conj  # the view reads its slice conjugated
+        self._chain = chain  # a view through view_as_real / view_as_complex: its chain of steps from the base
         edge = (base._grad_fn, base._output_nr) if base._requires_grad else (None, 0)
         self.next_functions = (edge,) + fn.next_functions[1:]
         self._mask = (edge[0] is not None,) + tuple(fn._mask[1:])
@@ -557,6 +592,15 @@ class CopySlices(Node):
         if mask is None:
             mask = self._mask
         grad = grads[0]
+        if self._chain is not None:  # torch's view_fn: the gradient's view through the chain, written back through it
+            res = list(self._fn._apply([_through(grad, self._chain)], mask))
+            if mask[0]:
+                src = res[0]
+                if src is None:
+                    piece = jax.eval_shape(lambda g: _through(_wrap(g), self._chain)._data, grad._data)
+                    src = _wrap(jnp.zeros(piece.shape, piece.dtype))
+                res[0] = _scatter_through(grad, self._chain, src)
+            return res
         if mask[0] and _overlaps(self._geom):  # torch copies the result into the overlapping gradient slice
             raise RuntimeError(_OVERLAP_MSG)
         piece = _apply(_as_strided, (grad,), self._geom)
@@ -571,6 +615,27 @@ class CopySlices(Node):
         return res
 
 
+def _through(t, steps):
+    """``t`` seen through a chain of view steps (as differentiable ops)."""
+    for step in steps:
+        t = _apply(_conj, (t,), ()) if step == "conj" else _apply(step, (t,), ()) if step in _RETYPING else \
+            _apply(_as_strided, (t,), step)
+    return t
+
+
+def _scatter_through(t, steps, src):
+    """``t`` with its view through ``steps`` replaced by ``src`` (as differentiable ops)."""
+    if not steps:
+        return src
+    step = steps[0]
+    new = _scatter_through(_through(t, steps[:1]), steps[1:], src)
+    if step == "conj":
+        return _apply(_conj, (new,), ())
+    if step in _RETYPING:  # (the whole of t, read in the other type)
+        return _apply(_RETYPING[step], (new,), ())
+    return _apply(_as_strided_scatter, (t, new), step)
+
+
 def _inplace_on_view(op, target, args, arrays, statics, outs):
     """Record an in-place op on a differentiable view: ``fn`` for the view, CopySlices for the base."""
     _check_view_inplace(target)
@@ -578,7 +643,8 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
     old = target._data
     record(op, args, arrays, statics, outs, inplace=target)
     if target._grad_fn is not None:  # (copy_ into an integer view: no history)
-        node = CopySlices(base, target._grad_fn, target._ageom, target._conj != base._conj)
+        node = CopySlices(base, target._grad_fn, target._ageom, target._conj != base._conj,
+                          target._vfn if target._ageom is None else None)
         _set_grad_fn(base, node)
         if target._data.dtype.kind not in "fcV":
             refuse_grads(node)
@@ -589,6 +655,8 @@ def _inplace_on_view(op, target, args, arrays, statics, outs):
 
 # ----- stride rules of torch's view ops -----------------------------------------------------------------
 _rule(_conj)(lambda sizes, strides, offset: (sizes, strides, offset))
+_RETYPING = {}  # view_as_real's and view_as_complex's entries (ops/elementwise.py), views of another dtype: each
+# to the other (which reads the whole of it back in its input's type)
 
 
 def _compute_stride(old_shape, old_strides, new_shape):

@@ -14,7 +14,7 @@ from ._bind import public
 from ._out import _can_cast, _write_out
 from ._registry import _apply
 from .creation import _finish, _linspace_values, _number
-from . import _layout
+from . import _layout, _views
 from .pointwise import (_binary, _binary_inplace, _check_tensor_arg, _entry, _float_binary, _float_inplace,
                         _is_tensor_operand, _needs, _nondiff, _not_implemented, _true_div_dtype, _type_word,
                         _view_as_real, _wrap_scalar, pow as _pow)
@@ -257,25 +257,40 @@ _view_as_complex = _entry("ViewAsComplexBackward0", (), lambda self: jax.lax.com
 
 @public(method=False)
 def view_as_real(input):
-    """The complex tensor as real pairs in a last dimension of size 2 (ViewAsRealBackward0). Unlike torch's, a
-    copy: writing into it does not change the complex tensor."""
+    """The complex tensor as real pairs in a last dimension of size 2 (ViewAsRealBackward0): a view, as torch's
+    (writing into it changes the complex tensor)."""
     if input._data.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return _apply(_view_as_real, (input,), ())
+    if input._conj:
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the "
+                           "resulting tensor will NOT alias the original.")
+    return _views._view_apply(_view_as_real, input, ())
 
 
 @public(method=False)
 def view_as_complex(input):
-    """Real pairs in a last dimension of size 2 as a complex tensor (ViewAsComplexBackward0); a copy, unlike
-    torch's view."""
+    """Real pairs in a last dimension of size 2 as a complex tensor (ViewAsComplexBackward0): a view, as torch's."""
     if input._data.dtype not in (np.float32, np.float64, np.float16):
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor of "
                            f"scalar type: {_type_word(input._data.dtype)}")
     if not input.ndim or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if input.stride(-1) != 1:
+    sizes, strides, offset = _views._geom_of(input)
+    if strides[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    return _apply(_view_as_complex, (input,), ())
+    if any(s % 2 for s in strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return _views._view_apply(_view_as_complex, input, ())
+
+
+_views._rule(_view_as_real)(lambda sizes, strides, offset: (tuple(sizes) + (2,), tuple(2 * s for s in strides) + (1,),
+                                                            2 * offset))
+_views._rule(_view_as_complex)(lambda sizes, strides, offset: (tuple(sizes[:-1]), tuple(s // 2 for s in strides[:-1]),
+                                                               offset // 2))
+_views._RETYPING.update({_view_as_real: _view_as_complex, _view_as_complex: _view_as_real})
 
 
 # ----- logspace, can_cast, isin -------------------------------------------------------------------------------

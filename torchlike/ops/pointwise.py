@@ -614,8 +614,8 @@ def resolve_neg(input):
     return input
 
 
-# real / imag: torch builds select(view_as_real(z), -1, i) (SelectBackward0 over ViewAsRealBackward0).
-# Unlike torch they are copies, not views: writing into z.real does not change z.
+# real / imag: torch builds select(view_as_real(z), -1, i) (SelectBackward0 over ViewAsRealBackward0), views of z
+# (of a conjugated z, copies here: torchlike has no negative bit).
 @op("ViewAsRealBackward0", save=(), attrs=(), layout=None)
 def _view_as_real(self):
     return jnp.stack([jnp.real(self), jnp.imag(self)], axis=-1)
@@ -627,7 +627,9 @@ def _(grad):
 
 
 def _complex_part(input, index):
-    return _apply(_select, (_apply(_view_as_real, (input,), ()),), (input._data.ndim, index))
+    if input._conj:
+        return _apply(_select, (_apply(_view_as_real, (input,), ()),), (input._data.ndim, index))
+    return _view_apply(_select, _view_apply(_view_as_real, input, ()), (input._data.ndim, index))
 
 
 def real(input):
