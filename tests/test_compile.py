@@ -436,3 +436,38 @@ def test_compiled_function_transforms_are_one_program():
     hess = torch.compile(torch.func.hessian(lambda v: (v.sin() * v).sum()))
     v = torch.randn(5, dtype=torch.float64)
     _close(hess(v).numpy(), torch.func.hessian(lambda v: (v.sin() * v).sum())(v).numpy(), torch.float64)
+
+
+def test_errors_inside_are_the_eager_errors_and_change_nothing():
+    m = _mlp(torch.float64)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    before = [p.detach().clone() for p in m.parameters()]
+    versions = [p._version for p in m.parameters()]
+
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+        return m(x[:, :5])  # a shape error after the update
+    with pytest.raises(RuntimeError) as eager_error:
+        m2 = _mlp(torch.float64)
+        m2(torch.randn(2, 6, dtype=torch.float64)[:, :5])
+    with pytest.raises(RuntimeError) as compiled_error:
+        torch.compile(step)(torch.randn(2, 6, dtype=torch.float64))
+    assert str(compiled_error.value) == str(eager_error.value)
+    for p, b in zip(m.parameters(), before):
+        assert p.grad is None and np.array_equal(p.detach().numpy(), b.numpy())
+    assert [p._version for p in m.parameters()] == versions and opt.state_dict()["state"] == {}
+
+
+def test_a_compiled_function_called_inside_another_one():
+    m = _mlp(torch.float64)
+    inner = torch.compile(lambda x: m(x).tanh())
+
+    @torch.compile
+    def outer(x):
+        return inner(x * 2).sum()
+    x = torch.randn(3, 6, dtype=torch.float64)
+    for _ in range(2):
+        _close(outer(x).detach().numpy(), m(x * 2).tanh().sum().detach().numpy(), torch.float64)
+        _close(inner(x).detach().numpy(), m(x).tanh().detach().numpy(), torch.float64)
