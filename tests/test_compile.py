@@ -3,6 +3,7 @@
 Each test builds the same model and optimizer twice (same seed), runs ``fn`` eagerly on one and compiled on the
 other, and compares losses, parameters, gradients, optimizer state, buffers and versions after every call.
 """
+import sys
 import warnings
 
 import jax
@@ -471,3 +472,31 @@ def test_a_compiled_function_called_inside_another_one():
     for _ in range(2):
         _close(outer(x).detach().numpy(), m(x * 2).tanh().sum().detach().numpy(), torch.float64)
         _close(inner(x).detach().numpy(), m(x).tanh().detach().numpy(), torch.float64)
+
+
+def test_overwritten_state_is_donated_only_when_nothing_else_holds_it():
+    from torchlike._dynamo import eval_frame
+    t = torch.randn(3)
+    arrays = [t._data]
+    count = sys.getrefcount(arrays[0])  # (outside the assert: pytest's rewriting holds one more)
+    assert count == eval_frame._OWNED
+    m = nn.Linear(4, 2)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x = torch.randn(5, 4)
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+    step(x)
+    step(x)
+    pointer = m.weight._data.unsafe_buffer_pointer()
+    step(x)
+    assert m.weight._data.unsafe_buffer_pointer() == pointer  # the old buffer was given to XLA for the new weight
+    held = m.weight.detach()  # an alias shares the memory: not donated, and it sees the update (as in torch)
+    before = held.numpy().copy()
+    step(x)
+    assert not held._data.is_deleted()
+    np.testing.assert_array_equal(held.numpy(), m.weight.detach().numpy())
+    assert not np.array_equal(held.numpy(), before)

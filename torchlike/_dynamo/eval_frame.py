@@ -518,7 +518,11 @@ class _Compiled:
                 program.live.append(False)
         program.out_tree = found["out_tree"]
         program.jaxpr = closed  # (what the program computes, for users who want to look: print(program.jaxpr))
-        program.jitted = _split(jax.jit(jax.extend.core.jaxpr_as_fun(closed)), found["n_outs"])
+        fun = jax.extend.core.jaxpr_as_fun(closed)
+        program.jitted = _split(jax.jit(fun), found["n_outs"])
+        program.donate = tuple(n_args + k for kind, k in program.writes if kind == "state")
+        if program.donate:  # the state the program overwrites: its old buffers are given to XLA when nothing else
+            program.donating = _split(jax.jit(fun, donate_argnums=program.donate), found["n_outs"])  # holds them
         if any(program.live):
             self._backward_program(program, leaves, arg_tensors)
         self.programs.insert(0, program)
@@ -602,7 +606,11 @@ class _Compiled:
             diff = [(arg_tensors + state_tensors)[k] for k in program.diff]
             outs = CompiledFunction.apply(self, program, arrays, arg_tensors, state_tensors, *diff)
         else:
-            outs, written = program.jitted(arrays)
+            run = program.jitted
+            n = len(arg_tensors)
+            if program.donate and all(_donatable(state_tensors[i - n], arrays[i]) for i in program.donate):
+                run = program.donating
+            outs, written = run(arrays)
             self._write_back(program, arg_tensors, state_tensors, written)
             outs = [_wrap(o) for o in outs]
         return self._outputs(program, outs)
@@ -656,6 +664,18 @@ class _Compiled:
 
 def _is_tensor(x):
     return isinstance(x, Tensor)
+
+
+_OWNED = 3  # sys.getrefcount of an array held by its tensor and _run's list only (tests/test_compile.py checks it)
+
+
+def _donatable(t, array):
+    """Whether nothing but ``t`` (and _run's list) holds ``array``: no view, alias, saved tensor or user reference."""
+    s = t._storage
+    if s is None:
+        return sys.getrefcount(array) <= _OWNED + 1  # (+1: this function's argument)
+    return (s.data is array and t._sgeom is None and sys.getrefcount(array) <= _OWNED + 2
+            and all(r() is t or r() is None for r in s.members))
 
 
 def _flatten(obj, leaves):
