@@ -143,8 +143,7 @@ class _Walk:
         self.exprs.append(n)
         d = t._data
         self.checks.append((
-            f"(_v := {n}._data).shape == {self.bind(d.shape)} and _v.dtype == {self.bind(d.dtype)} and "
-            f"{n}._requires_grad is {t._requires_grad} and ({n}._grad_fn is None) is {t._grad_fn is None}",
+            f"{n}._data.aval is {self.bind(d.aval)} and {n}._requires_grad is {t._requires_grad} and ({n}._grad_fn is None) is {t._grad_fn is None}",
             f"{what}'s shape, dtype, requires_grad or history"))
         if n.endswith("._grad"):
             return  # (a .grad's own hooks and .grad are not the trace's business)
@@ -402,11 +401,10 @@ class _Compiled:
                 walk.seen[id(x)] = x
                 d, g = x._data, x._grad
                 walk.checks.append((
-                    f"isinstance({e}, _Tensor) and {e}._data.shape == {walk.bind(d.shape)} and {e}._data.dtype == "
-                    f"{walk.bind(d.dtype)} and {e}._requires_grad is {x._requires_grad} and ({e}._grad_fn is None) is "
+                    f"isinstance({e}, _Tensor) and {e}._data.aval is {walk.bind(d.aval)} and {e}._requires_grad is {x._requires_grad} and ({e}._grad_fn is None) is "
                     f"{x._grad_fn is None} and ({e}._grad is None) is {g is None}", f"argument {i}"))
                 if g is not None:
-                    walk.checks.append((f"{e}._grad._data.shape == {walk.bind(g._data.shape)}", f"argument {i}.grad"))
+                    walk.checks.append((f"{e}._grad._data.aval is {walk.bind(g._data.aval)}", f"argument {i}.grad"))
             else:
                 walk.visit(x, e, f"argument {i}", 1)
                 if not isinstance(x, _SCALARS):
