@@ -500,3 +500,15 @@ def test_overwritten_state_is_donated_only_when_nothing_else_holds_it():
     assert not held._data.is_deleted()
     np.testing.assert_array_equal(held.numpy(), m.weight.detach().numpy())
     assert not np.array_equal(held.numpy(), before)
+
+
+def test_compiled_module_releases_its_inputs_after_backward():
+    cm = torch.compile(_mlp(torch.float64))
+    x = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+    out = cm(x).sum()
+    out.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        out.backward()
+    out = cm(x).sum()
+    out.backward(retain_graph=True)
+    out.backward()  # retained: a second backward accumulates again

@@ -736,7 +736,10 @@ class CompiledFunction(Function):
     def forward(ctx, compiled, program, arrays, arg_tensors, state_tensors, *diff):
         outs, written = program.jitted(arrays)
         compiled._write_back(program, arg_tensors, state_tensors, written)
-        ctx.program, ctx.arrays = program, arrays
+        ctx.program = program
+        # the inputs as they were, saved (released after backward, as torch's saved activations); numbers kept aside
+        ctx.numbers = [(i, a) for i, a in enumerate(arrays) if not isinstance(a, jax.Array)]
+        ctx.save_for_backward(*[_wrap(a) for a in arrays if isinstance(a, jax.Array)])
         tensors = tuple(_wrap(o) for o in outs)
         live = set(program.live_outputs)
         ctx.mark_non_differentiable(*[t for k, t in enumerate(tensors) if k not in live])
@@ -748,7 +751,10 @@ class CompiledFunction(Function):
             raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
         program = ctx.program
         cts = [grads[k]._data for k in program.live_outputs]
-        gs = program.backward(ctx.arrays, cts)
+        arrays = [t._data for t in ctx.saved_tensors]
+        for i, a in ctx.numbers:
+            arrays.insert(i, a)
+        gs = program.backward(arrays, cts)
         return (None,) * 5 + tuple(None if g is None else _wrap(g) for g in gs)
 
 
