@@ -142,3 +142,7 @@ def set_num_threads(int):  # noqa: A002 - torch's parameter name
 def get_num_threads():
     """The thread count set by ``set_num_threads``, else the CPUs this process may use."""
     return _threads[0] or len(_os.sched_getaffinity(0))
+
+
+from . import _xcache  # noqa: E402
+_xcache.prefetch()  # (the executables this script used first last time load while it goes on starting up)

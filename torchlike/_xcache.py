@@ -15,6 +15,8 @@ off; ``TORCHLIKE_EXECUTABLE_CACHE=0`` turns off only this one. Each load records
 ``LOAD_EVENT`` (with its duration and the program's ``name=``, for
 ``jax.monitoring.register_event_duration_secs_listener``) and, under ``jax.log_compiles()``, logs the op's name.
 """
+import atexit
+import functools
 import hashlib
 import io
 import logging
@@ -87,7 +89,7 @@ def _directory():
     root = _config.compilation_cache_dir.value
     if not root:
         return None
-    return os.path.join(root, "torchlike-xla", _environment()[0])
+    return os.path.join(root, "torchlike-xla", _source())
 
 
 def _load_or_compile(plain, name, key, args, kwargs):
@@ -97,7 +99,9 @@ def _load_or_compile(plain, name, key, args, kwargs):
         return None
     path = os.path.join(directory, key)
     start = time.perf_counter()
-    compiled = _read(path)
+    compiled = _prefetched.pop(path, None) or _read(path)
+    if len(_used) < _MANIFEST:
+        _used.append(key)
     if compiled is not None:
         jax.monitoring.record_event_duration_secs(LOAD_EVENT, time.perf_counter() - start, name=name)
         if _config.log_compiles.value:
@@ -115,6 +119,59 @@ def _load_or_compile(plain, name, key, args, kwargs):
         _captured.raw = None
     call = compiled._executable.create_cpp_call(compiled._params)
     return None if call is None else call._cache_miss
+
+
+# ----- loading ahead: a script's executables load on a background thread while it starts up ---------------------
+_MANIFEST = 256  # executables listed per script (its first ones: a training loop's first steps)
+_used = []  # this process's executable keys in first-use order: the manifest the next run of the script loads ahead
+_prefetched = {}  # path -> an executable the background thread loaded
+_stop = threading.Event()
+
+
+def _manifest_path(directory):
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else "<interactive>"
+    return os.path.join(directory, "manifest-" + hashlib.blake2b(script.encode(), digest_size=8).hexdigest())
+
+
+def prefetch():
+    """Load, on a background thread, the executables the previous run of this script used first (its manifest),
+    so that their ~3 ms loads overlap the script's imports and data loading instead of its first steps."""
+    if _ENABLED and _config.compilation_cache_dir.value:
+        thread = threading.Thread(target=_prefetch, name="torchlike-executable-prefetch", daemon=True)
+        thread.start()
+        atexit.register(_finish, thread)
+
+
+def _prefetch():
+    try:
+        directory = _directory()
+        with open(_manifest_path(directory)) as f:
+            keys = f.read().split()
+    except Exception:  # noqa: BLE001 (no manifest yet, no cache directory: nothing to load ahead)
+        return
+    for key in keys[:_MANIFEST]:
+        path = os.path.join(directory, key)
+        if _stop.is_set():
+            return
+        if path not in _prefetched:
+            compiled = _read(path)
+            if compiled is not None:
+                _prefetched[path] = compiled
+
+
+def _finish(thread):
+    """At exit: stop loading ahead (the thread must not run while the interpreter shuts down), write the manifest."""
+    _stop.set()
+    thread.join()
+    if not _used:
+        return
+    try:
+        path = _manifest_path(_directory())
+        with open(f"{path}.{os.getpid()}.tmp", "w") as f:
+            f.write("\n".join(_used))
+        os.replace(f"{path}.{os.getpid()}.tmp", path)
+    except OSError:
+        pass
 
 
 def _read(path):
@@ -209,19 +266,25 @@ def _prune(root):
         pass
 
 
+@functools.lru_cache(maxsize=1)
+def _source():
+    """The fingerprint of torchlike's source files (path, size, mtime): the directory of its executables."""
+    files = []
+    for d, subdirs, names in os.walk(_ROOT):
+        subdirs.sort()
+        for n in sorted(names):
+            if n.endswith(".py"):
+                st = os.stat(os.path.join(d, n))
+                files.append((os.path.relpath(os.path.join(d, n), _ROOT), st.st_size, st.st_mtime_ns))
+    return hashlib.blake2b(repr(files).encode(), digest_size=12).hexdigest()
+
+
 def _environment():
     """(source fingerprint, the rest of the process's key part): torchlike's files (path, size, mtime), JAX's,
     jaxlib's and Python's versions, XLA_FLAGS, the backend and the CPU."""
     global _env
     if _env is None:
-        files = []
-        for d, subdirs, names in os.walk(_ROOT):
-            subdirs.sort()
-            for n in sorted(names):
-                if n.endswith(".py"):
-                    st = os.stat(os.path.join(d, n))
-                    files.append((os.path.relpath(os.path.join(d, n), _ROOT), st.st_size, st.st_mtime_ns))
-        source = hashlib.blake2b(repr(files).encode(), digest_size=12).hexdigest()
+        source = _source()
         device = jax.devices()[0]
         cpu = ""
         try:
