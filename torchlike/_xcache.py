@@ -129,7 +129,10 @@ _stop = threading.Event()
 
 
 def _manifest_path(directory):
+    """The manifest of this script: its path, or for ``python -c`` its code."""
     script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else "<interactive>"
+    if sys.argv and sys.argv[0] == "-c" and "-c" in sys.orig_argv:
+        script = "-c " + sys.orig_argv[sys.orig_argv.index("-c") + 1]
     return os.path.join(directory, "manifest-" + hashlib.blake2b(script.encode(), digest_size=8).hexdigest())
 
 
