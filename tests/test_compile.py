@@ -512,3 +512,24 @@ def test_compiled_module_releases_its_inputs_after_backward():
     out = cm(x).sum()
     out.backward(retain_graph=True)
     out.backward()  # retained: a second backward accumulates again
+
+
+def test_compiled_method_and_compiled_forward():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(6, 3)
+
+        @torch.compile
+        def forward(self, x):
+            return self.fc(x).relu()
+    net = Net().double()
+    x = torch.randn(4, 6, dtype=torch.float64)
+    _close(net(x).detach().numpy(), net.fc(x).relu().detach().numpy(), torch.float64)
+    net.fc.weight.data.mul_(2)  # a parameter changed outside: the program reads the new values
+    _close(net(x).detach().numpy(), net.fc(x).relu().detach().numpy(), torch.float64)
+    net(x).sum().backward()
+    assert net.fc.weight.grad is not None
+    lin = nn.Linear(6, 3).double()
+    lin.forward = torch.compile(lin.forward)
+    _close(lin(x).detach().numpy(), (x @ lin.weight.T + lin.bias).detach().numpy(), torch.float64)

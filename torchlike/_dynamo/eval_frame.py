@@ -366,6 +366,10 @@ class _Compiled:
         functools.update_wrapper(self, fn)
         _ALL.add(self)
 
+    def __get__(self, obj, objtype=None):
+        """A compiled function in a class body is a method (``@torch.compile def forward(self, x)``)."""
+        return self if obj is None else types.MethodType(self, obj)
+
     def __call__(self, *args, **kwargs):
         if not config.enabled:
             return self.fn(*args, **kwargs)
