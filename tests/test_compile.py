@@ -533,3 +533,39 @@ def test_compiled_method_and_compiled_forward():
     lin = nn.Linear(6, 3).double()
     lin.forward = torch.compile(lin.forward)
     _close(lin(x).detach().numpy(), (x @ lin.weight.T + lin.bias).detach().numpy(), torch.float64)
+
+
+def test_value_checks_inside_a_program_raise_torchs_errors_and_write_nothing():
+    """Index bounds read the values: inside a compiled program they are outputs checked after each call (as
+    torch.compile's kernel asserts), raised before any state is written back."""
+    m = nn.Sequential(nn.Embedding(5, 3), nn.Flatten(), nn.Linear(6, 4))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+    @torch.compile
+    def step(idx, target, rows):
+        opt.zero_grad()
+        out = m(idx).index_select(0, rows)
+        loss = F.cross_entropy(out, target)
+        loss.backward()
+        opt.step()
+        return loss
+    good = (torch.tensor([[1, 2], [3, 4]]), torch.tensor([0, 3]), torch.tensor([1, 0]))
+    step(*good)
+    step(*good)
+    before = [p.detach().clone() for p in m.parameters()]
+    for args, error in (((torch.tensor([[1, 2], [3, 5]]),) + good[1:], "index out of range in self"),
+                        ((good[0], torch.tensor([0, 4]), good[2]), "Target 4 is out of bounds."),
+                        (good[:2] + (torch.tensor([1, 2]),), "index out of range in self")):
+        with pytest.raises(IndexError) as compiled:
+            step(*args)
+        assert str(compiled.value) == error
+        for p, b in zip(m.parameters(), before):
+            np.testing.assert_array_equal(p.detach().numpy(), b.numpy())
+    assert step.compiles == 2
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_compiled_equal_eager(seed):
+    """tests/random_compiled.py: a random op graph with its backward, compiled and eager (more: run the script)."""
+    from random_compiled import differs
+    assert differs(seed) is None

@@ -43,7 +43,7 @@ from .._tensor import _NO_VC, Tensor, _wrap
 from ..autograd import grad as _autograd_grad
 from ..autograd.function import Function
 from ..nn.modules.module import Module
-from ..ops import creation as _creation
+from ..ops import _util, creation as _creation
 from ..ops._views import _write
 from . import config
 
@@ -343,6 +343,7 @@ class _Program:
         self.tree, self.modes, self.arg_pos = tree, modes, arg_pos
         self.cells = walk.cells  # (after gather(): the state tensors, in the program's input order)
         self.jitted = None
+        self.checks = []  # (exception class, message) of each value check the program returns (check_later)
         self.out_tree = None  # fn's output structure
         self.out_kinds = []  # per output leaf: ("array", None) or ("const", value)
         self.writes = []  # per written array: ("state"|"arg"|"arggrad", position) | ("new", tensor) | ("cell", cell)
@@ -447,8 +448,12 @@ class _Compiled:
                 c.install(a)
             inputs = {id(a) for a in arrays}
             args, kwargs = _unflatten(tree, iter(leaves))
-            with _gm.set_grad_enabled(modes[0]):
-                out = self.fn(*args, **kwargs)
+            outer, _util._deferred = _util._deferred, []
+            try:
+                with _gm.set_grad_enabled(modes[0]):
+                    out = self.fn(*args, **kwargs)
+            finally:
+                checks, _util._deferred = _util._deferred, outer
             out_leaves = []
             found["out_tree"] = _flatten(out, out_leaves)
             after = found["after"] = _Walk()
@@ -481,7 +486,8 @@ class _Compiled:
             found["out_leaves"] = out_leaves
             outs = [x._data for x in out_leaves if isinstance(x, Tensor)]
             found["n_outs"] = len(outs)
-            return outs + written
+            program.checks = [(exc, message) for _, _, exc, message in checks]
+            return outs + written + [a for bad, value, _, _ in checks for a in (bad, value)]
 
         arrays = [_value(t) for t in arg_tensors + state_tensors] + [c.get() for c in cells]
         try:
@@ -521,10 +527,12 @@ class _Compiled:
         program.out_tree = found["out_tree"]
         program.jaxpr = closed  # (what the program computes, for users who want to look: print(program.jaxpr))
         fun = jax.extend.core.jaxpr_as_fun(closed)
-        program.jitted = _split(jax.jit(fun), found["n_outs"])
-        program.donate = tuple(n_args + k for kind, k in program.writes if kind == "state")
+        program.jitted = _split(jax.jit(fun), found["n_outs"], program.checks)
+        program.donate = () if program.checks else tuple(  # (a failed check keeps the old state: not donated)
+            n_args + k for kind, k in program.writes if kind == "state")
         if program.donate:  # the state the program overwrites: its old buffers are given to XLA when nothing else
-            program.donating = _split(jax.jit(fun, donate_argnums=program.donate), found["n_outs"])  # holds them
+            program.donating = _split(jax.jit(fun, donate_argnums=program.donate), found["n_outs"],  # holds them
+                                      program.checks)
         if any(program.live):
             self._backward_program(program, leaves, arg_tensors)
         self.programs.insert(0, program)
@@ -701,10 +709,19 @@ def _unflatten(spec, leaves):
     return cls(*values) if hasattr(cls, "_fields") else cls(values)
 
 
-def _split(jitted, n_outs):
-    """``jitted(arrays) -> (fn's output arrays, the written state's arrays)``."""
+def _split(jitted, n_outs, checks):
+    """``jitted(arrays) -> (fn's output arrays, the written state's arrays)``, after raising the error of the first
+    value check that failed (ops/_util.check_later: nothing is written back then)."""
+    n = len(checks)
+
     def run(arrays):
         flat = jitted(*arrays)
+        if n:
+            flags = flat[len(flat) - 2 * n:]
+            for k, (exc, message) in enumerate(checks):
+                if bool(flags[2 * k]):
+                    raise exc(message.format(v=int(flags[2 * k + 1])))
+            flat = flat[:len(flat) - 2 * n]
         return flat[:n_outs], flat[n_outs:]
     return run
 

@@ -16,7 +16,7 @@ import numpy as np
 from .._internal import OpDef, OpNode, apply, apply_inplace, broadcast_batch, grad_enabled, op, type_word, wrap
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
 from ..ops import shape as _shape
-from ..ops import _registry
+from ..ops import _registry, _util
 from ..ops._record import interpose
 
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
@@ -221,6 +221,9 @@ _nll2d = _nll_entry("NllLoss2DBackward0")
 def _check_targets(target, n_classes, ignore_index):
     """torch's 'Target k is out of bounds.' check; reads the target values (skipped under jax tracing)."""
     if isinstance(target._data, jax.core.Tracer):
+        t = target._data.astype(np.int64).ravel()
+        bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+        _util.check_later(bad.any(), IndexError, "Target {v} is out of bounds.", t[jnp.argmax(bad)])
         return
     t = np.asarray(target._data).astype(np.int64).ravel()
     bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))

@@ -58,3 +58,15 @@ def _astype(x, dtype):
     limit = float(2 ** (wide.itemsize * 8 - 1))
     valid = (x > -limit - 1) & (x < limit)  # (False for NaN)
     return jnp.where(valid, jnp.where(valid, x, 0).astype(wide), np.iinfo(wide).min).astype(dtype)
+
+
+_deferred = None  # while torchlike.compile traces a function: the value checks its program returns (check_later)
+
+
+def check_later(bad, exc, message, value=None):
+    """A value check on traced data (``bad``: a traced bool; ``message`` may name ``{v}``, the traced ``value``).
+    Inside torchlike.compile's trace it becomes an output of the program, raised after the call and before any
+    state is written back (as torch.compile's kernels assert); under other JAX transforms it is skipped."""
+    if _deferred is not None:
+        _deferred.append((jnp.asarray(bad).reshape(()), jnp.asarray(0 if value is None else value).reshape(()),
+                          exc, message))

@@ -26,6 +26,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
 from .. import _grad_mode as _gm
 from ._util import _astype
+from . import _util
 from ._registry import op, OpDef, _apply, _apply_inplace, _check_autograd_inplace, _scalar, _bucket
 from ._views import _view_apply, _aliased, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
@@ -90,7 +91,12 @@ def _check_bounds(index, size, dim, exc=RuntimeError, negative=False,
     """torch's out-of-bounds error (``msg`` formatted with the entry v, dim and size) for the first entry of index
     outside [0, size) (or [-size, size) when negative indices count from the end). Reads the index values;
     skipped on tracers."""
-    if not _concrete(index) or index.numel() == 0:
+    if index.numel() == 0:
+        return
+    if not _concrete(index):
+        a = index._data.reshape(-1)
+        bad = (a < (-size if negative else 0)) | (a >= size)
+        _util.check_later(bad.any(), exc, msg.format(v="{v}", dim=dim, size=size), a[jnp.argmax(bad)])
         return
     a = _host(index).reshape(-1)
     bad = (a < (-size if negative else 0)) | (a >= size)
