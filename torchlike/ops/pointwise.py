@@ -2081,14 +2081,13 @@ def _zero_(self):
 
 @public(name="fill_", function=False)
 def _fill_(self, value):
-    """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3)."""
+    """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3); a tensor value is copied in
+    as copy_ does (a cast: no overflow check, a complex value's imaginary part dropped)."""
     _check_autograd_inplace(self)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
-        if value._data.dtype != self._data.dtype and self._data.dtype.kind in "iuf":  # (a value read: may not fit)
-            _check_fits(value.item(), self._data.dtype)
         return _apply_inplace(_fill_tensor, self, (self, value), ())
     _check_fits(_number(value), self._data.dtype)
     return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), (), ())  # as zero_
