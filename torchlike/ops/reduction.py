@@ -440,7 +440,7 @@ def _softmax_axis(x, dim):
 @op("SoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
 def _softmax(self, *, dim):
     axis = _softmax_axis(self, dim)
-    e = jnp.exp(self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True)))
+    e = jnp.exp(self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True, initial=-jnp.inf)))
     return e / jnp.sum(e, axis=axis, keepdims=True)
 
 
@@ -453,7 +453,7 @@ def _(grad, result, dim):
 @op("LogSoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
 def _log_softmax(self, *, dim):
     axis = _softmax_axis(self, dim)
-    shifted = self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True))
+    shifted = self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True, initial=-jnp.inf))
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
 
 
@@ -469,6 +469,8 @@ def _softmax_like(entry, kernel, input, dim, dtype):
     if dtype is not None and _np_dtype(dtype) != input._data.dtype:
         input = input.to(dtype)  # ToCopyBackward0 below the softmax node, as in torch
     if input._data.dtype.kind not in "fV":
+        if not input._data.size:  # torch runs no kernel on an empty tensor
+            return input.clone()
         last = "lastdim_" if input.ndim <= 1 or _wrap_dim(d, input.ndim) == input.ndim - 1 else ""
         raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
                                   f"'{_type_word(input._data.dtype)}'")
