@@ -1,0 +1,168 @@
+"""More classes of differences the random programs (tests/random_programs.py) found, each checked against torch on
+the same inputs: the target's values, dtype, ``_version`` and node after the op (also after an error: a refused op
+changes nothing), errors (type and leading message), gradients."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+
+
+def _state(m, t):
+    return (repr(np.asarray(t.detach().tolist()).tolist()), str(t.dtype).split(".")[-1], t._version,
+            t.requires_grad, None if t.grad_fn is None else t.grad_fn.name())
+
+
+def _observe(m, make, act):
+    """``act(m, x)`` on ``x = make(m)``: its result (or error: type and first line) and x's state after."""
+    x = make(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = act(m, x)
+            res = _state(m, out) if isinstance(out, m.Tensor) else out
+        except Exception as e:  # noqa: BLE001
+            res = ("error", type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+    return res, _state(m, x)
+
+
+def _same(make, act):
+    a, b = _observe(tl, make, act), _observe(torch, make, act)
+    assert a == b, (a, b)
+
+
+def _f64(m):
+    return m.arange(6.).reshape(2, 3)
+
+
+def _setitem(key, value):
+    def act(m, x):
+        x[key(m, x)] = value(m, x)
+    return act
+
+
+# ----- x[index] = value where value shares x's memory: index_put_ refuses the overlap before the value's shape check
+_KEYS = {"int": lambda m, x: m.tensor([0]), "mask": lambda m, x: m.tensor([True, False]),
+         "slice_int": lambda m, x: (slice(None), m.tensor([0, 1])), "two_ints": lambda m, x: (m.tensor([0, 1]),) * 2,
+         "dense_part": lambda m, x: (slice(1, None), m.tensor([0])),  # x[1:] is dense: overlap found
+         "strided_part": lambda m, x: (m.tensor([0]), slice(None, 2)),  # x[:, :2] is not dense: torch does not look
+         "out_of_range": lambda m, x: m.tensor([5])}
+_VALUES = {"whole": lambda m, x: x, "row": lambda m, x: x[0], "one": lambda m, x: x[0, :1],
+           "strided": lambda m, x: x[:, :2], "copy": lambda m, x: x.clone(), "cast": lambda m, x: x.to(m.int64)}
+
+
+@pytest.mark.parametrize("key", sorted(_KEYS))
+@pytest.mark.parametrize("value", sorted(_VALUES))
+def test_setitem_overlap_before_shape(key, value):
+    _same(_f64, _setitem(_KEYS[key], _VALUES[value]))
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_overlap_before_shape(accumulate):
+    _same(_f64, lambda m, x: x.index_put_((m.tensor([0]),), x, accumulate=accumulate))
+    _same(_f64, lambda m, x: x.index_put_((m.tensor([0]),), x[0], accumulate=accumulate))
+
+
+def test_setitem_index_overlaps_target():
+    ints = lambda m: m.arange(6).reshape(2, 3)  # noqa: E731
+    _same(ints, _setitem(lambda m, x: x[0], lambda m, x: 1))
+    _same(ints, _setitem(lambda m, x: (x[0, :2], x[1, :2]), lambda m, x: m.tensor([7, 8])))
+
+
+# ----- numbers and one-element tensors written into a tensor of another dtype: torch's conversions and checks
+_DTYPES = ["int64", "int32", "uint8", "bool", "float16", "bfloat16", "float32", "float64"]
+_NUMBERS = [1 + 2j, 2 + 0j, 1e10, 300, -1, 70000., 1e39, float("inf"), 2 ** 63, 1.5]
+_KEYS_N = {"basic": lambda m: 0, "all": lambda m: Ellipsis, "int": lambda m: m.tensor([0]),
+           "mask": lambda m: m.tensor([True, False, True])}
+
+
+def _zeros(dtype):
+    return lambda m: m.zeros(3, dtype=getattr(m, dtype))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("key", sorted(_KEYS_N))
+def test_setitem_number_conversion(dtype, key):
+    for v in _NUMBERS:
+        _same(_zeros(dtype), _setitem(lambda m, x: _KEYS_N[key](m), lambda m, x: v))
+
+
+_TENSORS = [(1 + 2j, "complex128"), (1 + 2j, "complex64"), (2 + 0j, "complex128"), (1e10, "float64"),
+            (1e10, "float32"), (300., "float64"), (-1., "float64"), (-1, "int64"), (1e39, "float64"), (70000., "float32")]
+
+
+def _undefined_cast(v, vdt, dtype):
+    """A float out of an integer dtype's range cast to it: undefined in C++ (x86: INT_MIN, -1. to uint8: 255);
+    XLA saturates."""
+    return dtype in ("int64", "int32", "uint8") and vdt != "int64" and (abs(v) > 255 or dtype == "uint8" and
+                                                                          v.real < 0)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("key", sorted(_KEYS_N))
+def test_setitem_one_element_tensor(dtype, key):
+    """A mask key runs as masked_fill_ with value.item() (checked); other keys copy the tensor in (a cast)."""
+    for v, vdt in _TENSORS:
+        if _undefined_cast(v, vdt, dtype):
+            continue
+        _same(_zeros(dtype), _setitem(lambda m, x: _KEYS_N[key](m),
+                                      lambda m, x: m.tensor(v, dtype=getattr(m, vdt))))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_fill_with_tensor_is_a_copy(dtype):
+    """fill_(tensor) copies the value in (a cast, the imaginary part dropped; no overflow check)."""
+    for v, vdt in _TENSORS:
+        if _undefined_cast(v, vdt, dtype):
+            continue
+        _same(_zeros(dtype), lambda m, x: x.fill_(m.tensor(v, dtype=getattr(m, vdt))))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_fill_and_masked_fill_number_checks(dtype):
+    for v in _NUMBERS[:-2]:
+        _same(_zeros(dtype), lambda m, x: x.fill_(v))
+        _same(_zeros(dtype), lambda m, x: x.masked_fill_(m.tensor([True, False, True]), v))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32", "complex64"])
+def test_index_fill_complex_value(dtype):
+    for v in (1 + 2j, 1 + 0j, lambda m: m.tensor(1j), lambda m: m.tensor(1 + 0j, dtype=m.complex64),
+              lambda m: m.tensor([1j]), lambda m: m.tensor(1.5)):
+        value = v if callable(v) else (lambda m, v=v: v)
+        _same(lambda m: m.zeros(2, 3, dtype=getattr(m, dtype)),
+              lambda m, x: x.index_fill_(1, m.tensor([0]), value(m)))
+        _same(lambda m: m.zeros(2, 3, dtype=getattr(m, dtype)),
+              lambda m, x: x.index_fill_(1, m.tensor([5]), value(m)))  # (the value's checks come first)
+        _same(lambda m: m.zeros(2, 3, dtype=getattr(m, dtype)),
+              lambda m, x: x.index_fill(1, m.tensor([0]), value(m)))
+
+
+# ----- softmax / log_softmax of empty tensors: torch runs no kernel, so any dtype goes (integers stay integers)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(0,), (0, 0), (1, 0), (0, 3), (3, 0)])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float32", "float64"])
+def test_softmax_of_empty(name, shape, dtype):
+    make = lambda m: m.zeros(shape, dtype=getattr(m, dtype))  # noqa: E731
+    for dim in (0, -1):
+        _same(make, lambda m, x: getattr(m, name)(x, dim))
+        _same(make, lambda m, x: getattr(m.nn.functional, name)(x, dim))
+        _same(make, lambda m, x: getattr(x, name)(dim, dtype=m.float32))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_empty_backward(name):
+    got = []
+    for m in (tl, torch):
+        x = m.zeros(0, 3, dtype=m.float64, requires_grad=True)
+        y = getattr(m, name)(x, 0)
+        y.sum().backward()
+        got.append((y.grad_fn.name(), tuple(x.grad.shape), str(x.grad.dtype).split(".")[-1]))
+    assert got[0] == got[1]
+
+
+def test_softmax_nonempty_integer_still_refused():
+    _same(lambda m: m.zeros(2, 3, dtype=m.int64), lambda m, x: m.softmax(x, 0))
+    _same(lambda m: m.zeros(3, dtype=m.bool), lambda m, x: m.log_softmax(x, 0))
