@@ -162,16 +162,25 @@ def _check_float_inplace(self):
                            f"the desired output type {_type_word(self._data.dtype)}")
 
 
+# dtype kinds that ops refuse before torch's TensorIterator checks an out= dtype (in their meta functions)
+_REFUSED_FIRST = {"neg": "b", "sign": "c", "floor": "c", "ceil": "c", "trunc": "c"}
+
+
 def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, inplace_entry=None, method=True,
            dunders=()):
     """Declare the public op ``name(input, *, out=None)`` of a one-input table entry: ``torch.<name>`` and its
     ``aliases``, the Tensor method(s) and, with ``inplace``, ``Tensor.<name>_`` (through ``inplace_entry`` where
     torch's in-place node differs). ``check(input)`` runs first (torch's argument errors). ``kind``: "float"
     (integer and bool inputs computed in the default float dtype), "any" (any dtype kept), "round" (integers
-    pass through unchanged, as torch.floor(int_tensor) does)."""
+    pass through unchanged, as torch.floor(int_tensor) does); an out= of another dtype than a kind "any"/"round"
+    result's is refused before the op's own dtype refusals but those in _REFUSED_FIRST."""
     def fn(input, *, out=None):  # (an argument of the wrong type: the binding's guard raises torch's error)
         if out is not None:
-            return _write_out(name, lambda: fn(input), out, (input,))
+            dt = input._data.dtype
+            if kind == "float" or (name == "abs" and dt.kind == "c"):  # (TensorIterator's cast rule)
+                return _write_out(name, lambda: fn(input), out, (input,))
+            return _write_out(name, lambda: fn(input), out, (input,), "found",
+                              None if dt.kind in _REFUSED_FIRST.get(name, "") else dt)
         if check is not None:
             check(input)
         if kind == "float":
@@ -522,7 +531,7 @@ def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
     """Round half to even (RoundBackward0), or to ``decimals`` places, any given (RoundBackward1)."""
     if out is not None:
         return _write_out("round", lambda: round(input, **({} if decimals is None else {"decimals": decimals})), out,
-                          (input,), "found")
+                          (input,), "found", input._data.dtype)
     if decimals is None:
         return clone(input) if input._data.dtype.kind in "iu" else _apply(_round, (input,), ())
     return _apply(_round_decimals if decimals else _round_decimals0, (input,), (decimals,))
@@ -1038,16 +1047,25 @@ def _(grad, self, other, dtype):
     return ga, gb
 
 
+def _cdiv(a, b):
+    """a / b; complex: a zero divisor gives torch's (c10::complex's) infinities, real part a.real / |b.real|,
+    imaginary a.imag / |b.imag| (XLA's follow the zeros' signs)."""
+    if not jnp.issubdtype(b.dtype, jnp.complexfloating):
+        return a / b
+    zero = (b.real == 0) & (b.imag == 0)
+    return jnp.where(zero, jax.lax.complex(a.real / jnp.abs(b.real), a.imag / jnp.abs(b.imag)), a / b)
+
+
 @op("DivBackward0", save={"self": ("other",), "other": ("self", "other")}, attrs=())
 def _div(self, other, *, dtype):
-    return self.astype(dtype) / other.astype(dtype)
+    return _cdiv(self.astype(dtype), other.astype(dtype))
 
 
 @_div.derivative
 def _div_grad(grad, self, other, dtype):
-    o = jnp.conj(other.astype(dtype))
-    ga = grad / o
-    gb = -grad * jnp.conj(self.astype(dtype)) / (o * o) if self is not None else None
+    other = other.astype(dtype)
+    ga = _cdiv(grad, jnp.conj(other))
+    gb = -grad * jnp.conj(_cdiv(_cdiv(self.astype(dtype), other), other)) if self is not None else None
     return ga, gb
 
 
@@ -1860,11 +1878,12 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
     kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
     kernel = kernel or name
     rule = ("any" if name.startswith("logical_") else "found" if name == "bitwise_not" else
-            "bool_only" if name in ("isposinf", "isneginf") else None)
+            "bool_only" if name in ("isposinf", "isneginf", "signbit") else None)
 
     def call(*args, out=None):
         if out is not None:  # (torch has out= on the logical, bitwise and isposinf/isneginf ops: its guard checks)
-            return _write_out(name, lambda: call(*args), out, args, rule)
+            return _write_out(name, lambda: call(*args), out, args, rule,
+                              args[0]._data.dtype if rule == "found" else None)
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in kinds:
