@@ -217,6 +217,8 @@ def _mat(t):
 
 
 def _hook_value(g):
+    if g is not None and getattr(g, "_is_zerotensor", lambda: False)():  # torch's lazy zeros (KEPT: sgn's
+        return np.zeros(tuple(g.shape))  # gradient; formulas using sgn, as norm's for p = 1 or inf, pass it on)
     return None if g is None else np.asarray(g.detach().tolist())
 
 

@@ -1417,7 +1417,14 @@ def remainder(input, other, *, out=None):
     return _int_division(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
 
 
+def _check_int_power(input, exponent):
+    """torch's refusal of a negative integer number as the exponent of an integer or bool tensor."""
+    if type(exponent) is int and exponent < 0 and input._data.dtype.kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
 def _pow_(self, exponent):
+    _check_int_power(self, exponent)
     return _binary_inplace(_pow if isinstance(exponent, Tensor) else _pow_scalar, self, exponent)
 
 
@@ -1429,6 +1436,7 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
     if not isinstance(input, Tensor):
         return _binary(_rpow, input, exponent)
     if not isinstance(exponent, Tensor):
+        _check_int_power(input, exponent)
         return _binary(_pow_scalar, input, exponent)
     return _binary(_pow, input, exponent)
 
