@@ -255,3 +255,23 @@ def test_second_order_after_freed_graph(p):
         except RuntimeError as e:
             got.append(str(e)[:40])
     assert got[0] == got[1]
+
+
+# ----- TensorIterator's order in copy_, clamp_ with tensor bounds, masked_fill_: a partial overlap of the target
+# with an operand is refused before the shapes are checked (random programs seed 31093); masked_fill_ names
+# self as tensor a
+_TARGETS = {"t": lambda x: x.t(), "cols": lambda x: x[:, :2], "reshape": lambda x: x.reshape(3, 2),
+            "row": lambda x: x[:1], "flat": lambda x: x.view(6)[:3]}
+_SOURCES = {"x": lambda x: x, "cols": lambda x: x[:, :2], "t": lambda x: x.t(), "row0": lambda x: x[0],
+            "flat": lambda x: x.view(6)[1:4]}
+_WRITES = {"copy_": lambda t, s: t.copy_(s), "clamp_": lambda t, s: t.clamp_(min=s),
+           "masked_fill_": lambda t, s: t.masked_fill_(s > 2, 1.), "add_": lambda t, s: t.add_(s),
+           "lerp_": lambda t, s: t.lerp_(s, 0.5)}
+
+
+@pytest.mark.parametrize("write", sorted(_WRITES))
+@pytest.mark.parametrize("target", sorted(_TARGETS))
+def test_overlap_before_shape_in_place(write, target):
+    for source in _SOURCES.values():
+        _same(lambda m: m.arange(6.).reshape(2, 3),
+              lambda m, x: _WRITES[write](_TARGETS[target](x), source(x)))

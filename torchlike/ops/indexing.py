@@ -935,11 +935,11 @@ def _masked_fill_args(input, mask, value):
 def _masked_fill_(self, mask, value):
     _check_autograd_inplace(self)
     entry, value = _masked_fill_args(self, mask, value)
-    shape = _broadcast_shapes(tuple(mask.shape), tuple(self.shape))
+    _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item()); then self's shape, mask's
+    shape = _broadcast_shapes(tuple(self.shape), tuple(mask.shape))
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
-    _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item())
     return _apply_inplace(entry, self, (self, mask, value), (), ("masked_fill_",))
 
 

@@ -911,7 +911,10 @@ def _check_cast(result_dtype, self, entry=None, inputs=(), extra=()):
 
 
 def _check_inplace_shape(self, *others):
-    """torch's TensorIterator shape check of ``self.op_(*others)``: the operands broadcast to self's shape."""
+    """torch's TensorIterator checks of ``self.op_(*others)``: no partial overlap of self with an operand, then
+    the operands broadcast to self's shape."""
+    if self._storage is not None:
+        _check_input_overlap(self, others)
     shape = self._data.shape
     for o in others:
         if isinstance(o, Tensor) and o._data.shape != shape:
@@ -925,8 +928,6 @@ def _inplace_checks(self, *others, result_dtype=None, entry=None):
     """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
     of the result type (``result_dtype``) to self's dtype (and ``entry``'s refusal of it: see _check_cast)."""
     _check_inplace(self)
-    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
-        _check_input_overlap(self, others)
     _check_inplace_shape(self, *others)
     if result_dtype is not None:
         _check_cast(result_dtype, self, entry, (self,) + others)
@@ -938,8 +939,6 @@ def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None,
     _check_inplace(self)
     if check is not None:
         check(self, other)
-    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
-        _check_input_overlap(self, (other,))
     _check_inplace_shape(self, other)
     if alpha is not None:
         extra = (alpha,)
@@ -2129,6 +2128,8 @@ def _copy_(self, src, non_blocking=False):
         if not isinstance(_number(src), (bool, int, float, complex)):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
         src = _wrap_scalar(src)
+    if self._storage is not None:  # (TensorIterator: the overlap before the shapes)
+        _check_input_overlap(self, (src,))
     _broadcast_shape(self._data.shape, src._data.shape)
     if jnp.broadcast_shapes(self._data.shape, src._data.shape) != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
