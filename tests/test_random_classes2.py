@@ -275,3 +275,16 @@ def test_overlap_before_shape_in_place(write, target):
     for source in _SOURCES.values():
         _same(lambda m: m.arange(6.).reshape(2, 3),
               lambda m, x: _WRITES[write](_TARGETS[target](x), source(x)))
+
+
+def test_complex_division_second_order():
+    """(random programs seed 31299: the zero-divisor branch must not make NaN gradients where it is not taken)"""
+    a0 = np.array([[0.3 + 1.1j, -1.2 + 0.4j, 0.5j], [1.5, -0.7 - 0.2j, 0.9 + 0.9j]])
+    got = []
+    for m in (tl, torch):
+        a = m.tensor(a0, dtype=m.complex64, requires_grad=True)
+        y = (a + a).div_(a).expm1() + 1 / a
+        g, = m.autograd.grad(y.real.sum() + y.imag.sum(), a, create_graph=True)
+        g2, = m.autograd.grad(g.real.sum() + g.imag.sum(), a)
+        got.append(np.asarray(g2.tolist()).round(4).tolist())
+    assert got[0] == got[1]

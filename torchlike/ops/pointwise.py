@@ -1051,8 +1051,9 @@ def _cdiv(a, b):
     imaginary a.imag / |b.imag| (XLA's follow the zeros' signs)."""
     if not jnp.issubdtype(b.dtype, jnp.complexfloating):
         return a / b
-    zero = (b.real == 0) & (b.imag == 0)
-    return jnp.where(zero, jax.lax.complex(a.real / jnp.abs(b.real), a.imag / jnp.abs(b.imag)), a / b)
+    zero = (b.real == 0) & (b.imag == 0)  # (each branch divides safely where it is not taken: no NaN gradients)
+    inf = jax.lax.complex(a.real / jnp.where(zero, jnp.abs(b.real), 1), a.imag / jnp.where(zero, jnp.abs(b.imag), 1))
+    return jnp.where(zero, inf, a / jnp.where(zero, 1, b))
 
 
 @op("DivBackward0", save={"self": ("other",), "other": ("self", "other")}, attrs=())
