@@ -288,3 +288,17 @@ def test_complex_division_second_order():
         g2, = m.autograd.grad(g.real.sum() + g.imag.sum(), a)
         got.append(np.asarray(g2.tolist()).round(4).tolist())
     assert got[0] == got[1]
+
+
+# ----- flip's result is empty_like(input): the input's strides when it is dense (random programs seed 31972)
+@pytest.mark.parametrize("view", ["swap01", "swap02", "swap12", "cols", "expand", "t"])
+def test_flip_keeps_dense_layout(view):
+    views = {"swap01": lambda x: x.swapdims(0, 1), "swap02": lambda x: x.swapdims(0, 2),
+             "swap12": lambda x: x.swapdims(1, 2), "cols": lambda x: x[:, :, :2], "expand": lambda x: x.expand(2, 2, 3),
+             "t": lambda x: x[:, 0].t()}
+    got = []
+    for m in (tl, torch):
+        y = views[view](m.arange(6.).reshape(2, 1, 3))
+        got.append([(tuple(f.stride()), np.asarray(f.tolist()).round(5).tolist()) for f in (y.flip(0), y.flip(-1), m.flip(y, (0, 1)),
+                                                               m.acosh(y + 2).flip(0))])
+    assert got[0] == got[1]
