@@ -302,3 +302,33 @@ def test_flip_keeps_dense_layout(view):
         got.append([(tuple(f.stride()), np.asarray(f.tolist()).round(5).tolist()) for f in (y.flip(0), y.flip(-1), m.flip(y, (0, 1)),
                                                                m.acosh(y + 2).flip(0))])
     assert got[0] == got[1]
+
+
+# ----- a view torch forbids to modify (made in no_grad mode, or one of several outputs) written in place with an
+# operand that requires grad: refused before the op's own checks, even though the view itself does not require
+# grad (random programs seed 32124)
+_MAKERS = {"split": lambda m, b: b.split(1)[0], "unbind": lambda m, b: b.unbind(0)[0][None],
+           "no_grad": lambda m, b: _no_grad_view(m, b)}
+
+
+def _no_grad_view(m, base):
+    with m.no_grad():
+        return base[:1]
+
+
+_OPS = {"addcdiv_": lambda m, v, w: v.addcdiv_(w, w + 1), "add_": lambda m, v, w: v.add_(w),
+        "div_": lambda m, v, w: v.div_(w), "floor_divide_": lambda m, v, w: v.floor_divide_(w),
+        "copy_": lambda m, v, w: v.copy_(w), "lerp_": lambda m, v, w: v.lerp_(w, 0.5),
+        "clamp_": lambda m, v, w: v.clamp_(min=w), "fill_": lambda m, v, w: v.fill_(w if w.numel() == 1 else w[0]),
+        "masked_fill_": lambda m, v, w: v.masked_fill_(m.ones(w.shape, dtype=m.bool), w.sum()),
+        "setitem": lambda m, v, w: v.__setitem__(Ellipsis, w),
+        "index_add_": lambda m, v, w: v.index_add_(1, m.tensor([0]), w[:, :1]),
+        "scatter_": lambda m, v, w: v.scatter_(1, m.tensor([[0]]), w[:, :1])}
+
+
+@pytest.mark.parametrize("op", sorted(_OPS))
+@pytest.mark.parametrize("maker", sorted(_MAKERS))
+@pytest.mark.parametrize("shape", [(1, 3), (2, 2)])
+def test_forbidden_view_refused_first(op, maker, shape):
+    _same(lambda m: m.zeros(2, 3),
+          lambda m, base: _OPS[op](m, _MAKERS[maker](m, base), m.ones(shape, requires_grad=True)))

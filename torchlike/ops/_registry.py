@@ -620,17 +620,23 @@ def _scalar(value):
     return t
 
 
-def _check_inplace(target, overlap=None):
-    """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace)."""
-    if _gm._state.grad_enabled and target._requires_grad:
-        _check_autograd_inplace(target)
+def _check_inplace(target, overlap=None, others=()):
+    """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace;
+    ``others``: the op's other operands)."""
+    if _gm._state.grad_enabled:
+        _check_autograd_inplace(target, others)
     if target._sgeom is not None:
         _views._check_overlap(target, overlap)
 
 
-def _check_autograd_inplace(target):
+def _check_autograd_inplace(target, others=()):
     """torch's autograd checks of an in-place target (a leaf, a view of a leaf, ...): before the op's own
-    argument checks, as torch's autograd kernel runs before the op's."""
+    argument checks, as torch's autograd kernel runs before the op's. ``others``: the op's other operands (a view
+    torch forbids to modify is refused when one of them requires grad too)."""
+    if _gm._state.grad_enabled and not target._requires_grad and target._base is not None and (
+            target._view_error is not None or target._view_meta is not None) and any(
+            isinstance(o, Tensor) and o._requires_grad for o in others):
+        _views._check_view_inplace(target)
     if _gm._state.grad_enabled and target._requires_grad:
         if target._base is not None:  # torch's check_inplace: a view torch forbids to modify, a view of a leaf
             _views._check_view_inplace(target)
@@ -648,7 +654,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
     if _hook is not None and not _hooked:
         return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
-    _check_inplace(target, overlap)
+    _check_inplace(target, overlap, args)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
         _views._check_input_overlap(target, args[1:])
     arrays = [a._data if a is not None else None for a in args]

@@ -785,7 +785,7 @@ def _scatter_args(input, dim, index, src):
 
 
 def _scatter_(self, dim, index, src=None, *, value=None):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (src, value))
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
@@ -808,7 +808,7 @@ def scatter(input, dim, index, src=None, *, value=None):
 
 
 def _scatter_add_(self, dim, index, src):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (src,))
     dim = _scatter_args(self, dim, index, src)
     _check_input_overlap(self, (index, src), strict=True)
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
@@ -882,7 +882,7 @@ def _index_add_args(self, dim, index, source, alpha=1, overlap=False):
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (source,))
     dim = _index_add_args(self, dim, index, source, alpha, overlap=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
@@ -933,7 +933,7 @@ def _masked_fill_args(input, mask, value):
 
 
 def _masked_fill_(self, mask, value):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (value,))
     entry, value = _masked_fill_args(self, mask, value)
     _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item()); then self's shape, mask's
     shape = _broadcast_shapes(tuple(self.shape), tuple(mask.shape))

@@ -887,7 +887,7 @@ def _int_division_(entry, self, other, extra=()):
     """``_binary_inplace`` of the same ops (the zero divisor after torch's leaf, shape and cast checks)."""
     dt = _binary_dtype(self, other)
     if dt.kind in "iu":
-        _check_inplace(self)
+        _check_inplace(self, others=(other,))
         _check_inplace_shape(self, other)
         _check_cast(dt, self)
     _check_divisor(dt, other)
@@ -927,7 +927,7 @@ def _check_inplace_shape(self, *others):
 def _inplace_checks(self, *others, result_dtype=None, entry=None):
     """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
     of the result type (``result_dtype``) to self's dtype (and ``entry``'s refusal of it: see _check_cast)."""
-    _check_inplace(self)
+    _check_inplace(self, others=others)
     _check_inplace_shape(self, *others)
     if result_dtype is not None:
         _check_cast(result_dtype, self, entry, (self,) + others)
@@ -936,7 +936,7 @@ def _inplace_checks(self, *others, result_dtype=None, entry=None):
 def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
     """``self.op_(other)``: torch's checks in its order (leaf, the op's own ``check``, shape, cast, ``alpha``),
     then computes in self's dtype."""
-    _check_inplace(self)
+    _check_inplace(self, others=(other,))
     if check is not None:
         check(self, other)
     _check_inplace_shape(self, other)
@@ -1348,7 +1348,7 @@ def _check_rounding_mode(rounding_mode):
 
 
 def _div_(self, other, *, rounding_mode=_NO_MODE):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (other,))
     if rounding_mode is _NO_MODE or rounding_mode is None:
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
@@ -1541,7 +1541,7 @@ def _lerp_args(input, end, weight):
 
 
 def _lerp_(self, end, weight):
-    _check_inplace(self)
+    _check_inplace(self, others=(end, weight))
     entry, dt = _lerp_args(self, end, weight)
     _inplace_checks(self, end, weight, result_dtype=dt)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
@@ -1779,7 +1779,7 @@ _PLAIN = (float, int, type(None))
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
-    _check_inplace(self)
+    _check_inplace(self, others=(min, max))
     entry, args, statics = _clamp_args(self, min, max)
     _check_inplace_shape(self, *args)
     if statics[-1] != self._data.dtype:
@@ -2110,7 +2110,7 @@ def _zero_(self):
 def _fill_(self, value):
     """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3); a tensor value is copied in
     as copy_ does (a cast: no overflow check, a complex value's imaginary part dropped)."""
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (value,))
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -2124,7 +2124,7 @@ def _fill_(self, value):
 def _copy_(self, src, non_blocking=False):
     """Copy src's values (a tensor, broadcast and cast to self's dtype, or a number) into self
     (torch::autograd::CopyBackwards)."""
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (src,))
     if not isinstance(src, Tensor):
         if not isinstance(_number(src), (bool, int, float, complex)):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
