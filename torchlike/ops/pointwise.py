@@ -2063,7 +2063,7 @@ def _(grad):
 
 @op("FillBackward2", save=(), nondiff=("value",), attrs=(), const_grads=True)
 def _fill_scalar(self, value):
-    return jnp.full_like(self, value.astype(self.dtype))
+    return jnp.full_like(self, _astype(value, self.dtype))
 
 
 @_fill_scalar.derivative
@@ -2074,7 +2074,7 @@ def _(grad):
 # self's gradient is zeros; value's follows grad
 @op("FillBackward3", save=(), attrs=(), const_grads=(0,), real_grads=False)
 def _fill_tensor(self, value):
-    return jnp.full_like(self, value.astype(self.dtype))
+    return jnp.full_like(self, _astype(value, self.dtype))
 
 
 _OWN_INPUT_CHECK.add(_fill_tensor)  # torch reads the value with item(): it may share self's memory
