@@ -549,6 +549,19 @@ def _check_assigned(value, dt):
     _check_fits(value, np.dtype(np.float64) if dt.kind in "fV" and dt.itemsize == 2 else dt)
 
 
+def _check_setitem_autograd(self, steps, value):
+    """torch's autograd check of the write's target ``self[basic index]`` (before index_put_'s own checks): only
+    where it can fail, a leaf that requires grad, or a view of one or a view torch forbids to modify."""
+    base = self._base
+    if not (self._requires_grad and self._grad_fn is None) and (base is None or (
+            self._view_error is None and self._view_meta is None and not (base._requires_grad and
+                                                                           base._grad_fn is None))):
+        return
+    for kind, *args in steps:
+        self = _view_apply(_STEP_OPS[kind], self, tuple(args))
+    _check_autograd_inplace(self, (value,))
+
+
 @public(name="__setitem__", function=False)
 def _setitem(self, index, value):
     """``self[index] = value``: an in-place op on self (torch's CopySlices / IndexPutBackward0 / ...)."""
@@ -568,8 +581,12 @@ def _setitem(self, index, value):
         index = None  # torch: copy into self.unsqueeze(0)
     steps, slots, cur = _parse(self.shape, index)
     view = bool(steps)
-    if view and _gm._state.grad_enabled and self._requires_grad and self._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if not slots and tuple(value.shape) != cur and value.ndim:  # copy_: torch expands the value first
+        value = value.view(_strip_leading_ones(value.shape))
+        if tuple(value.shape) != cur:
+            value = value.expand(cur)
+    if _gm._state.grad_enabled:
+        _check_setitem_autograd(self, steps, value)
     if view and _aliased(self._sgeom):  # torch writes into the selected view, which may not overlap itself
         for kind, *args in steps:
             self = _view_apply(_STEP_OPS[kind], self, tuple(args))
@@ -581,10 +598,6 @@ def _setitem(self, index, value):
         name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
     else:  # copy_ / fill_ (into the view if there is one)
         copy = not (value.ndim == 0 and cur)
-        if tuple(value.shape) != cur and value.ndim:
-            value = value.view(_strip_leading_ones(value.shape))
-            if tuple(value.shape) != cur:
-                value = value.expand(cur)
         if view:
             name = "torch::autograd::CopySlices"
         elif value.ndim == 0 and cur:

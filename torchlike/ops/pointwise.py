@@ -1815,6 +1815,7 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
+        _check_autograd_inplace(self, (bound,))  # (before the complex refusal, as torch's autograd kernel)
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
         if entry is scalar_entry:
             _check_inplace(self)
