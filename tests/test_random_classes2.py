@@ -349,3 +349,22 @@ def test_clamp_one_bound_leaf_check_first(name, bound):
     """(random programs seed 40594: the leaf error before clamp's complex refusal)"""
     _same(lambda m: m.ones(3, dtype=m.complex128, requires_grad=True), lambda m, x: getattr(x, name)(bound))
     _same(lambda m: m.ones(3, dtype=m.float64, requires_grad=True), lambda m, x: getattr(x, name)(bound))
+
+
+# ----- a bool tensor times or divided by inf / nan / 0: IEEE's nan (XLA rewrites convert(bool) * y as a select,
+# which gave 0; random programs seed 41327)
+@pytest.mark.parametrize("other", [float("inf"), float("nan"), 0.0, "bool0"])
+def test_bool_times_and_over_special_values(other):
+    def act(m, a):
+        o = m.tensor(False) if other == "bool0" else m.tensor(other)
+        return [(a * o).tolist(), (o * a).tolist(), (a / o).tolist(), m.true_divide(a, o).tolist(),
+                m.mul(a, o.expand(2)).tolist(), (a * (o + 1j)).tolist()]
+    got = [_observe(m, lambda m: m.tensor([True, False]), act)[0] for m in (tl, torch)]
+    assert repr(got[0]) == repr(got[1])
+
+
+# ----- amax/amin over an empty dim name it as given (-1), as torch does (random programs seed 40905)
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_empty_dim_message(name):
+    for shape, dim in (((0,), -1), ((2, 0), -1), ((2, 0), (0, -1)), ((2, 0), (-1, 0)), ((2, 0), 1)):
+        _same(lambda m: m.zeros(shape), lambda m, x: getattr(m, name)(x, dim))

@@ -1036,7 +1036,7 @@ _rsub_scalar = _entry("RsubBackward1", (), _rsub_forward, lambda grad, alpha: -g
 
 @op("MulBackward0", save={"self": ("other",), "other": ("self",)}, attrs=())
 def _mul(self, other, *, dtype):
-    return self.astype(dtype) * other.astype(dtype)
+    return _astype(self, dtype) * _astype(other, dtype)
 
 
 @_mul.derivative
@@ -1058,7 +1058,7 @@ def _cdiv(a, b):
 
 @op("DivBackward0", save={"self": ("other",), "other": ("self", "other")}, attrs=())
 def _div(self, other, *, dtype):
-    return _cdiv(self.astype(dtype), other.astype(dtype))
+    return _cdiv(_astype(self, dtype), _astype(other, dtype))
 
 
 @_div.derivative

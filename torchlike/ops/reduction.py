@@ -226,17 +226,18 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # ----- amax / amin, max / min ---------------------------------------------------------------------------------
-def _check_nonempty(input, fn, axes, exc=RuntimeError):
-    """torch's errors for a max-like reduction over no elements."""
+def _check_nonempty(input, fn, axes, exc=RuntimeError, shown=None):
+    """torch's errors for a max-like reduction over no elements (``shown``: the dims as the message names them,
+    amax/amin's as given)."""
     shape = input.shape
     if axes is None:
         if input.numel() == 0:
             extra = "" if exc is IndexError else " Specify the reduction dim with the 'dim' argument."
             raise exc(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
         return
-    for a in axes:
+    for a, d in zip(axes, shown or axes):
         if input.ndim and shape[a] == 0:
-            raise IndexError(f"{fn}(): Expected reduction dim {a} to have non-zero size.")
+            raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _extreme(name, jfn):
@@ -257,7 +258,8 @@ def _extreme(name, jfn):
 
     def fn(input, dim=(), keepdim=False):
         dims = _dim_list(() if dim is None else dim, input.ndim, name)
-        _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims))
+        _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims),
+                        shown=dims)
         return _apply(entry, (input,), (dims, _keepdim(keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} over ``dim`` (all dims by default); ties share the gradient evenly ({entry.name})."
