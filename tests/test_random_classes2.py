@@ -368,3 +368,13 @@ def test_bool_times_and_over_special_values(other):
 def test_amax_empty_dim_message(name):
     for shape, dim in (((0,), -1), ((2, 0), -1), ((2, 0), (0, -1)), ((2, 0), (-1, 0)), ((2, 0), 1)):
         _same(lambda m: m.zeros(shape), lambda m, x: getattr(m, name)(x, dim))
+
+
+def test_integer_trunc_division_broadcasts():
+    """(random programs seed 41816: lax.div does not broadcast; JAX's TypeError reached the user)"""
+    def act(m, a):
+        b = m.tensor([[[1, 2, 3]], [[3, 1, 2]]])
+        return [m.div(a, b, rounding_mode="trunc").tolist(), m.div(b, a[1:], rounding_mode="trunc").tolist(),
+                m.div(a, 2, rounding_mode="trunc").tolist(), m.div(5, b, rounding_mode="trunc").tolist()]
+    got = [_observe(m, lambda m: m.tensor([[0], [-7]]), act)[0] for m in (tl, torch)]
+    assert got[0] == got[1]

@@ -1082,7 +1082,7 @@ _DIV_MODE_REFUSE = {"bc": lambda statics, args: f"div_{statics['rounding_mode']}
 def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
-        return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(a, b)
+        return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(*jnp.broadcast_arrays(a, b))
     return jnp.floor_divide(a, b)
 
 
