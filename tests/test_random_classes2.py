@@ -378,3 +378,15 @@ def test_integer_trunc_division_broadcasts():
                 m.div(a, 2, rounding_mode="trunc").tolist(), m.div(5, b, rounding_mode="trunc").tolist()]
     got = [_observe(m, lambda m: m.tensor([[0], [-7]]), act)[0] for m in (tl, torch)]
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("op", ["addcdiv_", "addcdiv", "addcmul_"])
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+def test_addcdiv_integer_check_order(op, shape):
+    """(random programs seed 41276: addcdiv's integer refusal before TensorIterator's shape and cast checks)"""
+    for x_dt, dt1, dt2 in (("float32", "int64", "int64"), ("int64", "bool", "int64"), ("float32", "float32", "int64"),
+                           ("int64", "int64", "int64")):
+        _same(lambda m: m.zeros(3, dtype=getattr(m, x_dt)),
+              lambda m, x: getattr(x, op)(m.ones(shape, dtype=getattr(m, dt1)), m.ones(shape, dtype=getattr(m, dt2))))
+    _same(lambda m: m.zeros(3, requires_grad=True),
+          lambda m, x: getattr(x, op)(m.ones(shape, dtype=m.int64), m.ones(shape, dtype=m.int64)))

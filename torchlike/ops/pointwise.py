@@ -1593,10 +1593,23 @@ def _addc_dtype(input, tensor1, tensor2, value):
     return _dtype._result_type(input, tensor1, tensor2)._np
 
 
+def _check_addcdiv_ints(tensor1, tensor2):
+    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+
+
 def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
         _check_tensor_arg(name, "tensor1", 1, tensor1)
         _check_tensor_arg(name, "tensor2", 2, tensor2)
+        if entry is _addcdiv:  # (its meta function's check, before TensorIterator's)
+            _check_autograd_inplace(self, (tensor1, tensor2))
+            _check_addcdiv_ints(tensor1, tensor2)
         _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value), entry=entry)
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
@@ -1621,13 +1634,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _check_tensor_arg("addcdiv", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
-    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
-                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
-                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
-                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
-                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
-                           "for all dtypes.")
+    _check_addcdiv_ints(tensor1, tensor2)
     return _apply(_addcdiv, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
 
 
