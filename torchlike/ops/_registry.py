@@ -344,7 +344,7 @@ class OpDef:
         else:
             jitted = _jit(run, self.name + ".backward")
         diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
-                        self.fused_backward)
+                        self.fused_backward, formula=True)
         pad = self._padded and self._padded(statics)
         if pad and pad[0] != statics:  # run the padded program on the gradient padded with zeros
             pstatics, axis, _, size = pad
@@ -443,7 +443,8 @@ def _as_unsigned(value):
 class _FnOp(OpDef):
     """An op over n arrays from a ready function; backward = jax.vjp of it (used for create_graph)."""
 
-    def __init__(self, node_name, raw, jitted, n_inputs, n_outputs, fused_backward=False):
+    def __init__(self, node_name, raw, jitted, n_inputs, n_outputs, fused_backward=False, formula=False):
+        self._formula = formula  # a backward formula (create_graph): its unused inputs get no edge
         names = tuple(f"arg{i}" for i in range(n_inputs))
         outputs = tuple(f"r{i}" for i in range(n_outputs))
         super().__init__(node_name, raw, inputs=names, statics=(), outputs=outputs, tuple_out=True,
@@ -452,19 +453,27 @@ class _FnOp(OpDef):
         self._deps = {}
 
     def __call__(self, *args):
-        outs = _apply(self, args, ())
-        if _gm._state.grad_enabled:
-            self._detach_independent(args, outs)
-        return outs
-
-    def _detach_independent(self, args, outs):
-        """As in torch, a gradient that does not depend on any input requiring grad has no history (so, e.g., a
-        constant second derivative does not require grad): cut the outputs whose formula ignores those inputs."""
+        if not _gm._state.grad_enabled:
+            return _apply(self, args, ())
         key = tuple(a is None for a in args)
         deps = self._deps.get(key)
         if deps is None:
             deps = self._deps[key] = _dependencies(self.forward, [None if a is None else a._data for a in args],
                                                    self.fused_backward)
+        # an input no output depends on (a saved result read through a comparison) gets no edge, as in torch's
+        # graph of the formula: a further derivative does not reach its node (which may have been freed)
+        if self._formula:
+            used = set().union(*deps)
+            args = tuple(a if a is None or i in used or not a._requires_grad else _wrap(a._data)
+                         for i, a in enumerate(args))
+        outs = _apply(self, args, ())
+        self._detach_independent(args, outs, deps)
+        return outs
+
+    @staticmethod
+    def _detach_independent(args, outs, deps):
+        """As in torch, a gradient that does not depend on any input requiring grad has no history (so, e.g., a
+        constant second derivative does not require grad): cut the outputs whose formula ignores those inputs."""
         for out, used in zip(outs, deps):
             if out is not None and out._grad_fn is not None and \
                     not any(args[i] is not None and args[i]._requires_grad for i in used):
@@ -611,17 +620,23 @@ def _scalar(value):
     return t
 
 
-def _check_inplace(target, overlap=None):
-    """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace)."""
-    if _gm._state.grad_enabled and target._requires_grad:
-        _check_autograd_inplace(target)
+def _check_inplace(target, overlap=None, others=()):
+    """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace;
+    ``others``: the op's other operands)."""
+    if _gm._state.grad_enabled:
+        _check_autograd_inplace(target, others)
     if target._sgeom is not None:
         _views._check_overlap(target, overlap)
 
 
-def _check_autograd_inplace(target):
+def _check_autograd_inplace(target, others=()):
     """torch's autograd checks of an in-place target (a leaf, a view of a leaf, ...): before the op's own
-    argument checks, as torch's autograd kernel runs before the op's."""
+    argument checks, as torch's autograd kernel runs before the op's. ``others``: the op's other operands (a view
+    torch forbids to modify is refused when one of them requires grad too)."""
+    if _gm._state.grad_enabled and not target._requires_grad and target._base is not None and (
+            target._view_error is not None or target._view_meta is not None) and any(
+            isinstance(o, Tensor) and o._requires_grad for o in others):
+        _views._check_view_inplace(target)
     if _gm._state.grad_enabled and target._requires_grad:
         if target._base is not None:  # torch's check_inplace: a view torch forbids to modify, a view of a leaf
             _views._check_view_inplace(target)
@@ -639,7 +654,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
     if _hook is not None and not _hooked:
         return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
-    _check_inplace(target, overlap)
+    _check_inplace(target, overlap, args)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
         _views._check_input_overlap(target, args[1:])
     arrays = [a._data if a is not None else None for a in args]

@@ -50,6 +50,8 @@ def _astype(x, dtype):
     out of range become the lowest int64 / int32; narrower integers take the low bits of the int32 (300.5 -> int8
     44), where JAX saturates. Traceable."""
     dtype = np.dtype(dtype)
+    if x.dtype == np.bool_ and dtype.kind in "fcV":  # through uint8: XLA rewrites convert(bool) * y and / y as
+        return x.astype(np.uint8).astype(dtype)  # select(bool, y, 0), losing 0 * inf = nan and 0 / 0 = nan
     if dtype.kind not in "iu" or x.dtype.kind not in "fcV":
         return x.astype(dtype)
     if x.dtype.kind == "c":

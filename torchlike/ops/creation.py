@@ -35,6 +35,7 @@ _SUPPORTED_NP = ("float64, float32, float16, bfloat16, complex64, complex128, in
 _C_SCALAR = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
              "int64": "int64_t", "float16": "double", "bfloat16": "double", "float32": "float", "float64": "double",
              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_C_FILL = {**_C_SCALAR, "float16": "c10::Half", "bfloat16": "c10::BFloat16"}  # fill_, masked_fill_, index_fill_
 
 
 def _type_name(obj):
@@ -243,9 +244,9 @@ def _check_fits(value, np_dtype, cname=None):
             or (t is int and np_dtype == np.int64 and -1 << 63 <= value < 1 << 63):
         return  # (the common cases: they fit)
     d = _dtype._from_np(np_dtype)
-    cname = cname or _C_SCALAR[d.name]
+    cname = cname or _C_FILL[d.name]
     x = _scalar_for(value, d, cname)
-    if d._category == 2 and math.isfinite(x) and abs(x) > float(np.finfo(np_dtype).max):
+    if d._category == 2 and math.isfinite(x) and abs(x) > float(jnp.finfo(np_dtype).max):
         raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
 
 

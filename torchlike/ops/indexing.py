@@ -345,8 +345,9 @@ def _parse(shape, index, record_full_slice=False):
     return steps, slots, tuple(cur)
 
 
-def _advanced(cur, slots):
-    """Check torch's at::index arguments on the sliced shape ``cur``: (spec, index tensors, result shape)."""
+def _advanced(cur, slots, check=None):
+    """Check torch's at::index arguments on the sliced shape ``cur``: (spec, index tensors, result shape).
+    ``check(result shape)`` runs before the bounds of the indices are checked (torch's kernel checks them)."""
     spec, tensors, shapes, dims = [], [], [], []
     p = 0
     for t in slots:
@@ -380,6 +381,12 @@ def _advanced(cur, slots):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                          + ", ".join(_shape_str(s) for s in shapes)) from None
+    if dims == list(range(dims[0], dims[-1] + 1)):
+        shape = cur[:dims[0]] + tuple(bshape) + cur[dims[-1] + 1:]
+    else:
+        shape = tuple(bshape) + tuple(s for d, s in enumerate(cur) if d not in dims)
+    if check is not None:
+        check(shape)
     k = 0
     for s, t in zip([s for s in spec if s is not None], tensors):
         if s < 0:
@@ -387,10 +394,6 @@ def _advanced(cur, slots):
             k += 1
         else:
             k += t.ndim
-    if dims == list(range(dims[0], dims[-1] + 1)):
-        shape = cur[:dims[0]] + tuple(bshape) + cur[dims[-1] + 1:]
-    else:
-        shape = tuple(bshape) + tuple(s for d, s in enumerate(cur) if d not in dims)
     return tuple(spec), tensors, shape
 
 
@@ -506,23 +509,33 @@ def _strip_leading_ones(shape):
     return shape
 
 
-def _put_args(self, cur, slots, value, accumulate=False):
+def _put_args(self, cur, slots, value, accumulate=False, parts=None):
     """torch's index_put_ checks of the index tensors ``slots`` (on the shape ``cur``) and the value: (spec, index
-    tensors, the value, the op names torch warns with about overlap)."""
-    spec, tensors, target = _advanced(cur, slots)
+    tensors, the value, the op names torch warns with about overlap). ``parts``: in place into ``self[parts]``,
+    where torch refuses any overlap with the value or an index first (unless it runs as masked_fill_)."""
+    given = [t for t in slots if t is not None]
+    if parts is not None and not (value._data.size == 1 and not accumulate and len(given) == 1 and
+                                  _is_mask(given[0])):
+        _check_input_overlap(self, (value, *given), True, parts)
     stripped = _strip_leading_ones(value.shape)
-    try:
-        if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
-            raise ValueError
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(stripped)} cannot be "
-                           f"broadcast to indexing result of shape {_shape_str(target)}") from None
+
+    def check(target):
+        try:
+            if np.broadcast_shapes(stripped, target) != tuple(target):  # the value broadcasts *to* the result
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(stripped)} cannot be "
+                               f"broadcast to indexing result of shape {_shape_str(target)}") from None
+    spec, tensors, _ = _advanced(cur, slots, check)
     masks = [t for t, s in zip(tensors, [s for s in spec if s is not None]) if s >= 0]
     overlap = ("index_put_",)
     if value._data.size == 1 and len(masks) == len(tensors) == 1 and not accumulate:
         # torch's index_put_ runs as masked_fill_ here (one mask, a one-element value): the value is cast
         if masks[0]._data.dtype != np.bool_:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        if value._data.dtype != self._data.dtype and self._data.dtype.kind in "iufV" and \
+                not getattr(value, "_wrapped_number", False):  # it reads value.item()
+            _check_fits(value.item(), self._data.dtype)
         overlap = ("index_put_", "masked_fill_")
         spec = tuple(_MASKED if s is not None else None for s in spec)
     elif not getattr(value, "_wrapped_number", False) and value._data.dtype != self._data.dtype:
@@ -534,13 +547,36 @@ def _put_args(self, cur, slots, value, accumulate=False):
     return spec, tensors, value, overlap
 
 
+def _check_assigned(value, dt):
+    """torch's conversion of a number assigned with ``x[i] = value`` to x's dtype ``dt`` (its scalar_to_tensor):
+    a 16-bit float goes through double (a value too large becomes inf)."""
+    if type(value) is int and not -1 << 63 <= value < 1 << 63:
+        raise ValueError("Overflow when unpacking long long")
+    _check_fits(value, np.dtype(np.float64) if dt.kind in "fV" and dt.itemsize == 2 else dt)
+
+
+def _check_setitem_autograd(self, steps, value):
+    """torch's autograd check of the write's target ``self[basic index]`` (before index_put_'s own checks): only
+    where it can fail, a leaf that requires grad, or a view of one or a view torch forbids to modify."""
+    base = self._base
+    if not (self._requires_grad and self._grad_fn is None) and (base is None or (
+            self._view_error is None and self._view_meta is None and not (base._requires_grad and
+                                                                           base._grad_fn is None))):
+        return
+    for kind, *args in steps:
+        self = _view_apply(_STEP_OPS[kind], self, tuple(args))
+    _check_autograd_inplace(self, (value,))
+
+
 @public(name="__setitem__", function=False)
 def _setitem(self, index, value):
     """``self[index] = value``: an in-place op on self (torch's CopySlices / IndexPutBackward0 / ...)."""
     if isinstance(value, Tensor):
         pass
     elif isinstance(value, _NUMBER):
-        value = _scalar(value.item() if isinstance(value, np.generic) else value)
+        value = value.item() if isinstance(value, np.generic) else value
+        _check_assigned(value, self._data.dtype)
+        value = _scalar(value)
     else:
         cls = type(value)
         name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
@@ -551,32 +587,31 @@ def _setitem(self, index, value):
         index = None  # torch: copy into self.unsqueeze(0)
     steps, slots, cur = _parse(self.shape, index)
     view = bool(steps)
-    if view and _gm._state.grad_enabled and self._requires_grad and self._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if not slots and tuple(value.shape) != cur and value.ndim:  # copy_: torch expands the value first
+        value = value.view(_strip_leading_ones(value.shape))
+        if tuple(value.shape) != cur:
+            value = value.expand(cur)
+    if _gm._state.grad_enabled:
+        _check_setitem_autograd(self, steps, value)
     if view and _aliased(self._sgeom):  # torch writes into the selected view, which may not overlap itself
         for kind, *args in steps:
             self = _view_apply(_STEP_OPS[kind], self, tuple(args))
         steps, view = [], False
     spec, tensors, overlap = (), [], None
+    parts = [(_STEP_OPS[kind], tuple(args)) for kind, *args in steps]  # torch writes into self[basic index]
     if slots:  # index_put_ (into the view if there is one)
-        spec, tensors, value, overlap = _put_args(self, cur, slots, value)
+        spec, tensors, value, overlap = _put_args(self, cur, slots, value, parts=parts)
         name = "torch::autograd::CopySlices" if view else "IndexPutBackward0"
     else:  # copy_ / fill_ (into the view if there is one)
         copy = not (value.ndim == 0 and cur)
-        if tuple(value.shape) != cur and value.ndim:
-            value = value.view(_strip_leading_ones(value.shape))
-            if tuple(value.shape) != cur:
-                value = value.expand(cur)
         if view:
             name = "torch::autograd::CopySlices"
         elif value.ndim == 0 and cur:
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
-    parts = [(_STEP_OPS[kind], tuple(args)) for kind, *args in steps]  # torch writes into self[basic index]
-    if tensors and overlap == ("index_put_",):  # index_put_: no overlap at all with the value or the indices
-        _check_input_overlap(self, (value, *tensors), True, parts)
-    elif tensors or value.ndim:  # masked_fill_ (the mask; it reads the value with item()) or copy_ (not fill_)
+    if overlap != ("index_put_",) and (tensors or value.ndim):  # masked_fill_ (the mask; it reads the value
+        # with item()) or copy_ (not fill_); index_put_ checked all its inputs first
         _check_input_overlap(self, tensors or (value,), False, parts)
     struct, ints = _split_steps(steps)
     _apply_inplace(_setitem_op(name, len(tensors), not slots and copy), self, (self, value, *tensors),
@@ -769,7 +804,7 @@ def _scatter_args(input, dim, index, src):
 
 
 def _scatter_(self, dim, index, src=None, *, value=None):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (src, value))
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
@@ -792,7 +827,7 @@ def scatter(input, dim, index, src=None, *, value=None):
 
 
 def _scatter_add_(self, dim, index, src):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (src,))
     dim = _scatter_args(self, dim, index, src)
     _check_input_overlap(self, (index, src), strict=True)
     return _apply_inplace(_scatter_add, self, (self, index, src), (dim,))
@@ -866,7 +901,7 @@ def _index_add_args(self, dim, index, source, alpha=1, overlap=False):
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (source,))
     dim = _index_add_args(self, dim, index, source, alpha, overlap=True)
     return _apply_inplace(_index_add, self, (self, index, source), (dim, alpha, source.ndim))
 
@@ -917,13 +952,13 @@ def _masked_fill_args(input, mask, value):
 
 
 def _masked_fill_(self, mask, value):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (value,))
     entry, value = _masked_fill_args(self, mask, value)
-    shape = _broadcast_shapes(tuple(mask.shape), tuple(self.shape))
+    _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item()); then self's shape, mask's
+    shape = _broadcast_shapes(tuple(self.shape), tuple(mask.shape))
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape {_shape_str(self.shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
-    _check_input_overlap(self, (mask,))  # (torch reads a tensor value with item())
     return _apply_inplace(entry, self, (self, mask, value), (), ("masked_fill_",))
 
 
@@ -1117,12 +1152,15 @@ def _index_fill_args(self, dim, index, value):
         raise RuntimeError("Index has to be a vector/scalar")
     if index._data.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    if self._data.dtype.kind != "c" and (isinstance(value, complex) or (isinstance(value, Tensor) and
+                                                                      value._data.dtype.kind == "c")):
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     size = self.shape[dim] if self.ndim else 1
     _check_bounds(index, size, dim, IndexError, negative=True)
     if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
         return raw, _index_fill_t, value
     _check_fits(value, self._data.dtype)
     return raw, _index_fill, _scalar(value)
@@ -1142,7 +1180,7 @@ def index_fill(input, dim, index, value):
     return _apply(entry, (input, index, value), (dim,))
 
 
-def _index_put_args(self, indices, values, accumulate):
+def _index_put_args(self, indices, values, accumulate, parts=None):
     if not isinstance(indices, (tuple, list)) or not all(isinstance(t, Tensor) for t in indices):
         raise TypeError("index_put(): indices must be a tuple of Tensors")  # (the guard words torch's error)
     slots = list(indices)
@@ -1153,15 +1191,14 @@ def _index_put_args(self, indices, values, accumulate):
         raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {len(slots)})")
     if not slots:
         return None
-    return _put_args(self, tuple(self.shape), slots, values, bool(accumulate))
+    return _put_args(self, tuple(self.shape), slots, values, bool(accumulate), parts)
 
 
 def _index_put_(self, indices, values, accumulate=False):
-    args = _index_put_args(self, indices, values, accumulate)
+    args = _index_put_args(self, indices, values, accumulate, ())
     if args is None:
         return self.copy_(values) if not accumulate else self.add_(values)
     spec, tensors, values, overlap = args
-    _check_input_overlap(self, (values, *tensors), True)
     return _apply_inplace(_setitem_op("IndexPutBackward0", len(tensors)), self, (self, values, *tensors),
                           ((), spec, bool(accumulate), ()), overlap)
 

@@ -162,16 +162,25 @@ def _check_float_inplace(self):
                            f"the desired output type {_type_word(self._data.dtype)}")
 
 
+# dtype kinds that ops refuse before torch's TensorIterator checks an out= dtype (in their meta functions)
+_REFUSED_FIRST = {"neg": "b", "sign": "c", "floor": "c", "ceil": "c", "trunc": "c"}
+
+
 def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, inplace_entry=None, method=True,
            dunders=()):
     """Declare the public op ``name(input, *, out=None)`` of a one-input table entry: ``torch.<name>`` and its
     ``aliases``, the Tensor method(s) and, with ``inplace``, ``Tensor.<name>_`` (through ``inplace_entry`` where
     torch's in-place node differs). ``check(input)`` runs first (torch's argument errors). ``kind``: "float"
     (integer and bool inputs computed in the default float dtype), "any" (any dtype kept), "round" (integers
-    pass through unchanged, as torch.floor(int_tensor) does)."""
+    pass through unchanged, as torch.floor(int_tensor) does); an out= of another dtype than a kind "any"/"round"
+    result's is refused before the op's own dtype refusals but those in _REFUSED_FIRST."""
     def fn(input, *, out=None):  # (an argument of the wrong type: the binding's guard raises torch's error)
         if out is not None:
-            return _write_out(name, lambda: fn(input), out, (input,))
+            dt = input._data.dtype
+            if kind == "float" or (name == "abs" and dt.kind == "c"):  # (TensorIterator's cast rule)
+                return _write_out(name, lambda: fn(input), out, (input,))
+            return _write_out(name, lambda: fn(input), out, (input,), "found",
+                              None if dt.kind in _REFUSED_FIRST.get(name, "") else dt)
         if check is not None:
             check(input)
         if kind == "float":
@@ -522,7 +531,7 @@ def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
     """Round half to even (RoundBackward0), or to ``decimals`` places, any given (RoundBackward1)."""
     if out is not None:
         return _write_out("round", lambda: round(input, **({} if decimals is None else {"decimals": decimals})), out,
-                          (input,), "found")
+                          (input,), "found", input._data.dtype)
     if decimals is None:
         return clone(input) if input._data.dtype.kind in "iu" else _apply(_round, (input,), ())
     return _apply(_round_decimals if decimals else _round_decimals0, (input,), (decimals,))
@@ -880,7 +889,7 @@ def _int_division_(entry, self, other, extra=()):
     """``_binary_inplace`` of the same ops (the zero divisor after torch's leaf, shape and cast checks)."""
     dt = _binary_dtype(self, other)
     if dt.kind in "iu":
-        _check_inplace(self)
+        _check_inplace(self, others=(other,))
         _check_inplace_shape(self, other)
         _check_cast(dt, self)
     _check_divisor(dt, other)
@@ -904,7 +913,10 @@ def _check_cast(result_dtype, self, entry=None, inputs=(), extra=()):
 
 
 def _check_inplace_shape(self, *others):
-    """torch's TensorIterator shape check of ``self.op_(*others)``: the operands broadcast to self's shape."""
+    """torch's TensorIterator checks of ``self.op_(*others)``: no partial overlap of self with an operand, then
+    the operands broadcast to self's shape."""
+    if self._storage is not None:
+        _check_input_overlap(self, others)
     shape = self._data.shape
     for o in others:
         if isinstance(o, Tensor) and o._data.shape != shape:
@@ -917,9 +929,7 @@ def _check_inplace_shape(self, *others):
 def _inplace_checks(self, *others, result_dtype=None, entry=None):
     """torch's checks of an in-place op, in its order: leaf/view/version, broadcast to self's shape, then the cast
     of the result type (``result_dtype``) to self's dtype (and ``entry``'s refusal of it: see _check_cast)."""
-    _check_inplace(self)
-    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
-        _check_input_overlap(self, others)
+    _check_inplace(self, others=others)
     _check_inplace_shape(self, *others)
     if result_dtype is not None:
         _check_cast(result_dtype, self, entry, (self,) + others)
@@ -928,11 +938,9 @@ def _inplace_checks(self, *others, result_dtype=None, entry=None):
 def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
     """``self.op_(other)``: torch's checks in its order (leaf, the op's own ``check``, shape, cast, ``alpha``),
     then computes in self's dtype."""
-    _check_inplace(self)
+    _check_inplace(self, others=(other,))
     if check is not None:
         check(self, other)
-    if self._storage is not None:  # TensorIterator checks the operands' memory overlap before their shapes
-        _check_input_overlap(self, (other,))
     _check_inplace_shape(self, other)
     if alpha is not None:
         extra = (alpha,)
@@ -1030,7 +1038,7 @@ _rsub_scalar = _entry("RsubBackward1", (), _rsub_forward, lambda grad, alpha: -g
 
 @op("MulBackward0", save={"self": ("other",), "other": ("self",)}, attrs=())
 def _mul(self, other, *, dtype):
-    return self.astype(dtype) * other.astype(dtype)
+    return _astype(self, dtype) * _astype(other, dtype)
 
 
 @_mul.derivative
@@ -1040,16 +1048,26 @@ def _(grad, self, other, dtype):
     return ga, gb
 
 
+def _cdiv(a, b):
+    """a / b; complex: a zero divisor gives torch's (c10::complex's) infinities, real part a.real / |b.real|,
+    imaginary a.imag / |b.imag| (XLA's follow the zeros' signs)."""
+    if not jnp.issubdtype(b.dtype, jnp.complexfloating):
+        return a / b
+    zero = (b.real == 0) & (b.imag == 0)  # (each branch divides safely where it is not taken: no NaN gradients)
+    inf = jax.lax.complex(a.real / jnp.where(zero, jnp.abs(b.real), 1), a.imag / jnp.where(zero, jnp.abs(b.imag), 1))
+    return jnp.where(zero, inf, a / jnp.where(zero, 1, b))
+
+
 @op("DivBackward0", save={"self": ("other",), "other": ("self", "other")}, attrs=())
 def _div(self, other, *, dtype):
-    return self.astype(dtype) / other.astype(dtype)
+    return _cdiv(_astype(self, dtype), _astype(other, dtype))
 
 
 @_div.derivative
 def _div_grad(grad, self, other, dtype):
-    o = jnp.conj(other.astype(dtype))
-    ga = grad / o
-    gb = -grad * jnp.conj(self.astype(dtype)) / (o * o) if self is not None else None
+    other = other.astype(dtype)
+    ga = _cdiv(grad, jnp.conj(other))
+    gb = -grad * jnp.conj(_cdiv(_cdiv(self.astype(dtype), other), other)) if self is not None else None
     return ga, gb
 
 
@@ -1066,7 +1084,7 @@ _DIV_MODE_REFUSE = {"bc": lambda statics, args: f"div_{statics['rounding_mode']}
 def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
-        return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(a, b)
+        return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(*jnp.broadcast_arrays(a, b))
     return jnp.floor_divide(a, b)
 
 
@@ -1332,7 +1350,7 @@ def _check_rounding_mode(rounding_mode):
 
 
 def _div_(self, other, *, rounding_mode=_NO_MODE):
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (other,))
     if rounding_mode is _NO_MODE or rounding_mode is None:
         entry, extra = (_div, ()) if rounding_mode is _NO_MODE else (_div_none, (None,))
         return _binary_inplace(entry, self, other, extra, result_dtype=_true_div_dtype(self, other))
@@ -1401,7 +1419,14 @@ def remainder(input, other, *, out=None):
     return _int_division(_remainder_tensor if _is_tensor_operand(other) else _remainder_scalar, input, other)
 
 
+def _check_int_power(input, exponent):
+    """torch's refusal of a negative integer number as the exponent of an integer or bool tensor."""
+    if type(exponent) is int and exponent < 0 and input._data.dtype.kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
 def _pow_(self, exponent):
+    _check_int_power(self, exponent)
     return _binary_inplace(_pow if isinstance(exponent, Tensor) else _pow_scalar, self, exponent)
 
 
@@ -1413,6 +1438,7 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
     if not isinstance(input, Tensor):
         return _binary(_rpow, input, exponent)
     if not isinstance(exponent, Tensor):
+        _check_int_power(input, exponent)
         return _binary(_pow_scalar, input, exponent)
     return _binary(_pow, input, exponent)
 
@@ -1517,7 +1543,7 @@ def _lerp_args(input, end, weight):
 
 
 def _lerp_(self, end, weight):
-    _check_inplace(self)
+    _check_inplace(self, others=(end, weight))
     entry, dt = _lerp_args(self, end, weight)
     _inplace_checks(self, end, weight, result_dtype=dt)
     return _apply_inplace(entry, self, (self, end, _wrap_scalar(weight)), (self._data.dtype,))
@@ -1569,10 +1595,23 @@ def _addc_dtype(input, tensor1, tensor2, value):
     return _dtype._result_type(input, tensor1, tensor2)._np
 
 
+def _check_addcdiv_ints(tensor1, tensor2):
+    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+
+
 def _addc_inplace(entry, name):
     def fn_(self, tensor1, tensor2, *, value=1):
         _check_tensor_arg(name, "tensor1", 1, tensor1)
         _check_tensor_arg(name, "tensor2", 2, tensor2)
+        if entry is _addcdiv:  # (its meta function's check, before TensorIterator's)
+            _check_autograd_inplace(self, (tensor1, tensor2))
+            _check_addcdiv_ints(tensor1, tensor2)
         _inplace_checks(self, tensor1, tensor2, result_dtype=_addc_dtype(self, tensor1, tensor2, value), entry=entry)
         return _apply_inplace(entry, self, (self, tensor1, tensor2, _wrap_scalar(value)), (self._data.dtype,))
     return fn_
@@ -1597,13 +1636,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _check_tensor_arg("addcdiv", arg, position, t)
     dt = _addc_dtype(input, tensor1, tensor2, value)
-    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
-                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
-                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
-                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
-                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
-                           "for all dtypes.")
+    _check_addcdiv_ints(tensor1, tensor2)
     return _apply(_addcdiv, (input, tensor1, tensor2, _wrap_scalar(value)), (dt,))
 
 
@@ -1755,7 +1788,7 @@ _PLAIN = (float, int, type(None))
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
-    _check_inplace(self)
+    _check_inplace(self, others=(min, max))
     entry, args, statics = _clamp_args(self, min, max)
     _check_inplace_shape(self, *args)
     if statics[-1] != self._data.dtype:
@@ -1791,6 +1824,7 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
 
 def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
+        _check_autograd_inplace(self, (bound,))  # (before the complex refusal, as torch's autograd kernel)
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
         if entry is scalar_entry:
             _check_inplace(self)
@@ -1862,11 +1896,12 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
     kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
     kernel = kernel or name
     rule = ("any" if name.startswith("logical_") else "found" if name == "bitwise_not" else
-            "bool_only" if name in ("isposinf", "isneginf") else None)
+            "bool_only" if name in ("isposinf", "isneginf", "signbit") else None)
 
     def call(*args, out=None):
         if out is not None:  # (torch has out= on the logical, bitwise and isposinf/isneginf ops: its guard checks)
-            return _write_out(name, lambda: call(*args), out, args, rule)
+            return _write_out(name, lambda: call(*args), out, args, rule,
+                              args[0]._data.dtype if rule == "found" else None)
         if integral:
             dt = args[0]._data.dtype if len(args) == 1 else _binary_dtype(*args)
             if dt.kind not in kinds:
@@ -2038,7 +2073,7 @@ def _(grad):
 
 @op("FillBackward2", save=(), nondiff=("value",), attrs=(), const_grads=True)
 def _fill_scalar(self, value):
-    return jnp.full_like(self, value.astype(self.dtype))
+    return jnp.full_like(self, _astype(value, self.dtype))
 
 
 @_fill_scalar.derivative
@@ -2049,7 +2084,7 @@ def _(grad):
 # self's gradient is zeros; value's follows grad
 @op("FillBackward3", save=(), attrs=(), const_grads=(0,), real_grads=False)
 def _fill_tensor(self, value):
-    return jnp.full_like(self, value.astype(self.dtype))
+    return jnp.full_like(self, _astype(value, self.dtype))
 
 
 _OWN_INPUT_CHECK.add(_fill_tensor)  # torch reads the value with item(): it may share self's memory
@@ -2083,14 +2118,13 @@ def _zero_(self):
 
 @public(name="fill_", function=False)
 def _fill_(self, value):
-    """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3)."""
-    _check_autograd_inplace(self)
+    """Fill with a number or a 0-d tensor in place (FillBackward2 / FillBackward3); a tensor value is copied in
+    as copy_ does (a cast: no overflow check, a complex value's imaginary part dropped)."""
+    _check_autograd_inplace(self, (value,))
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
-        if value._data.dtype != self._data.dtype and self._data.dtype.kind in "iuf":  # (a value read: may not fit)
-            _check_fits(value.item(), self._data.dtype)
         return _apply_inplace(_fill_tensor, self, (self, value), ())
     _check_fits(_number(value), self._data.dtype)
     return _apply_inplace(_fill_scalar, self, (self, _wrap_scalar(value)), (), ())  # as zero_
@@ -2100,11 +2134,13 @@ def _fill_(self, value):
 def _copy_(self, src, non_blocking=False):
     """Copy src's values (a tensor, broadcast and cast to self's dtype, or a number) into self
     (torch::autograd::CopyBackwards)."""
-    _check_autograd_inplace(self)
+    _check_autograd_inplace(self, (src,))
     if not isinstance(src, Tensor):
         if not isinstance(_number(src), (bool, int, float, complex)):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
         src = _wrap_scalar(src)
+    if self._storage is not None:  # (TensorIterator: the overlap before the shapes)
+        _check_input_overlap(self, (src,))
     _broadcast_shape(self._data.shape, src._data.shape)
     if jnp.broadcast_shapes(self._data.shape, src._data.shape) != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "

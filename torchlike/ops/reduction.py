@@ -226,17 +226,18 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # ----- amax / amin, max / min ---------------------------------------------------------------------------------
-def _check_nonempty(input, fn, axes, exc=RuntimeError):
-    """torch's errors for a max-like reduction over no elements."""
+def _check_nonempty(input, fn, axes, exc=RuntimeError, shown=None):
+    """torch's errors for a max-like reduction over no elements (``shown``: the dims as the message names them,
+    amax/amin's as given)."""
     shape = input.shape
     if axes is None:
         if input.numel() == 0:
             extra = "" if exc is IndexError else " Specify the reduction dim with the 'dim' argument."
             raise exc(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
         return
-    for a in axes:
+    for a, d in zip(axes, shown or axes):
         if input.ndim and shape[a] == 0:
-            raise IndexError(f"{fn}(): Expected reduction dim {a} to have non-zero size.")
+            raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _extreme(name, jfn):
@@ -257,7 +258,8 @@ def _extreme(name, jfn):
 
     def fn(input, dim=(), keepdim=False):
         dims = _dim_list(() if dim is None else dim, input.ndim, name)
-        _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims))
+        _check_nonempty(input, name, None if not dims else tuple(_wrap_dim(d, input.ndim) for d in dims),
+                        shown=dims)
         return _apply(entry, (input,), (dims, _keepdim(keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} over ``dim`` (all dims by default); ties share the gradient evenly ({entry.name})."
@@ -440,7 +442,7 @@ def _softmax_axis(x, dim):
 @op("SoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
 def _softmax(self, *, dim):
     axis = _softmax_axis(self, dim)
-    e = jnp.exp(self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True)))
+    e = jnp.exp(self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True, initial=-jnp.inf)))
     return e / jnp.sum(e, axis=axis, keepdims=True)
 
 
@@ -453,7 +455,7 @@ def _(grad, result, dim):
 @op("LogSoftmaxBackward0", save=("result",), attrs=("dim",), unsigned=("dim",))
 def _log_softmax(self, *, dim):
     axis = _softmax_axis(self, dim)
-    shifted = self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True))
+    shifted = self - jax.lax.stop_gradient(jnp.max(self, axis=axis, keepdims=True, initial=-jnp.inf))
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
 
 
@@ -469,6 +471,8 @@ def _softmax_like(entry, kernel, input, dim, dtype):
     if dtype is not None and _np_dtype(dtype) != input._data.dtype:
         input = input.to(dtype)  # ToCopyBackward0 below the softmax node, as in torch
     if input._data.dtype.kind not in "fV":
+        if not input._data.size:  # torch runs no kernel on an empty tensor
+            return input.clone()
         last = "lastdim_" if input.ndim <= 1 or _wrap_dim(d, input.ndim) == input.ndim - 1 else ""
         raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
                                   f"'{_type_word(input._data.dtype)}'")

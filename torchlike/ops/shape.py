@@ -25,6 +25,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim, _message_type
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _compute_stride, _detach_alias
+from . import _layout
 from ._bind import public
 from ._out import _write_out
 from ._util import _check_unique, _shape_arg
@@ -800,7 +801,7 @@ def narrow(input, dim, start, length):
     return _view_op(_slice, input, (int(dim), start, start + length, 1, length))
 
 
-@op("FlipBackward0", save=(), attrs=("dims",), unsigned=("dims",))
+@op("FlipBackward0", save=(), attrs=("dims",), unsigned=("dims",), layout=_layout.like)  # (empty_like)
 def _flip(self, *, dims):
     return jnp.flip(self, tuple(_norm(d, self.ndim) for d in dims)) if self.ndim and dims else self
 
