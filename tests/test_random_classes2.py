@@ -390,3 +390,13 @@ def test_addcdiv_integer_check_order(op, shape):
               lambda m, x: getattr(x, op)(m.ones(shape, dtype=getattr(m, dt1)), m.ones(shape, dtype=getattr(m, dt2))))
     _same(lambda m: m.zeros(3, requires_grad=True),
           lambda m, x: getattr(x, op)(m.ones(shape, dtype=m.int64), m.ones(shape, dtype=m.int64)))
+
+
+def test_unflatten_of_a_strided_tensor_is_a_view():
+    """Seed 40947: splitting a dim is always a view in torch (ViewBackward0), whatever the input's strides."""
+    x = np.random.default_rng(0).random((2, 1, 3))
+    for f in (lambda t: t.mT.unflatten(1, (3, 1)), lambda t: t.permute(2, 1, 0).unflatten(-1, (2, 1))):
+        a = f(torch.tensor(x, requires_grad=True))
+        b = f(tl.tensor(x, requires_grad=True))
+        assert (b.grad_fn.name(), b.stride(), b._is_view()) == (a.grad_fn.name(), a.stride(), a._is_view())
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())

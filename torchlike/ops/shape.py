@@ -200,7 +200,7 @@ def unflatten(input, dim, sizes):
             raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
                            f"({shape[d]}) in the input tensor") from None
-    return reshape(input, shape[:d] + inferred + shape[d + 1:])
+    return view(input, shape[:d] + inferred + shape[d + 1:])  # (splitting a dim is always a view: torch views)
 
 
 # ----- select / slice / unsqueeze / alias (also the basic steps of indexing.py's x[...]) ----------------------
