@@ -400,3 +400,12 @@ def test_unflatten_of_a_strided_tensor_is_a_view():
         b = f(tl.tensor(x, requires_grad=True))
         assert (b.grad_fn.name(), b.stride(), b._is_view()) == (a.grad_fn.name(), a.stride(), a._is_view())
         np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
+
+
+@pytest.mark.parametrize("shapes", [((2, 2, 0), (2, 0, 3)), ((2, 0, 2), (2, 2, 3)), ((0, 2, 2), (0, 2, 3))])
+def test_bmm_with_an_empty_result_or_inner_dim_runs_no_dtype_check(shapes):
+    """Seed 44279: torch's bmm returns an empty or zero result before its kernel refuses bool."""
+    a, b = (torch.bmm(torch.zeros(shapes[0], dtype=torch.bool), torch.zeros(shapes[1], dtype=torch.bool)),
+            tl.bmm(tl.zeros(shapes[0], dtype=tl.bool), tl.zeros(shapes[1], dtype=tl.bool)))
+    assert (tuple(b.shape), str(b.dtype)) == (tuple(a.shape), str(a.dtype).replace("torch", "torchlike"))
+    np.testing.assert_array_equal(b.numpy(), a.numpy())
