@@ -409,3 +409,18 @@ def test_bmm_with_an_empty_result_or_inner_dim_runs_no_dtype_check(shapes):
             tl.bmm(tl.zeros(shapes[0], dtype=tl.bool), tl.zeros(shapes[1], dtype=tl.bool)))
     assert (tuple(b.shape), str(b.dtype)) == (tuple(a.shape), str(a.dtype).replace("torch", "torchlike"))
     np.testing.assert_array_equal(b.numpy(), a.numpy())
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_setitem_with_a_0d_bool_tensor_index_refuses_its_own_memory(shape):
+    """Seed 44031: a 0-d bool tensor index is torch's index_put_ with a mask: the value may not share self's memory."""
+    for value in (lambda z: z, lambda z: z.clone()):
+        outcome = []
+        for m in (torch, tl):
+            z = m.ones(shape)
+            try:
+                z[m.tensor(True)] = value(z)
+                outcome.append(("ok", z.numpy().tolist(), z._version))
+            except RuntimeError as e:
+                outcome.append(("error", str(e), z._version))
+        assert outcome[0] == outcome[1]

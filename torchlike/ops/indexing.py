@@ -568,6 +568,12 @@ def _check_setitem_autograd(self, steps, value):
     _check_autograd_inplace(self, (value,))
 
 
+def _has_mask0(index):
+    """Whether a setitem index holds a 0-d bool tensor (torch's index_put_ with a one-element mask)."""
+    return any(isinstance(i, Tensor) and i.ndim == 0 and i._data.dtype == np.bool_
+               for i in (index if isinstance(index, tuple) else (index,)))
+
+
 @public(name="__setitem__", function=False)
 def _setitem(self, index, value):
     """``self[index] = value``: an in-place op on self (torch's CopySlices / IndexPutBackward0 / ...)."""
@@ -610,6 +616,8 @@ def _setitem(self, index, value):
             name = "FillBackward3"
         else:
             name = "torch::autograd::CopyBackwards"
+    if _has_mask0(index):  # torch's index_put_ with a one-element mask: the value may not share self's memory
+        _check_input_overlap(self, (value,), True)
     if overlap != ("index_put_",) and (tensors or value.ndim):  # masked_fill_ (the mask; it reads the value
         # with item()) or copy_ (not fill_); index_put_ checked all its inputs first
         _check_input_overlap(self, tensors or (value,), False, parts)
