@@ -84,19 +84,23 @@ def _transformer(batch=8, seq=128, width=256, heads=8):
                      f"{batch}x{seq}x{width}, {heads} heads, Adam")
 
 
+def _lstm_cell(carry, xt):
+    """One LSTM time step, torch's gate order (i, f, g, o); the recurrent weight rides in the carry."""
+    h, c, w_hh = carry
+    i, f, g, o = jnp.split(xt + h @ w_hh.T, 4, -1)
+    c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+    h = jax.nn.sigmoid(o) * jnp.tanh(c)
+    return (h, c, w_hh), h
+
+
 def _lstm(seq=32, batch=16, inp=64, hidden=128):
     def model(m):
         return m.nn.LSTM(inp, hidden)
 
     def forward(p, x):
-        def cell(carry, xt):
-            h, c = carry
-            i, f, g, o = jnp.split(xt + h @ p["weight_hh_l0"].T, 4, -1)
-            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-            h = jax.nn.sigmoid(o) * jnp.tanh(c)
-            return (h, c), h
         zeros = jnp.zeros((x.shape[1], hidden), x.dtype)
-        return jax.lax.scan(cell, (zeros, zeros), x @ p["weight_ih_l0"].T + p["bias_ih_l0"] + p["bias_hh_l0"])[1]
+        xs = x @ p["weight_ih_l0"].T + p["bias_ih_l0"] + p["bias_hh_l0"]
+        return jax.lax.scan(_lstm_cell, (zeros, zeros, p["weight_hh_l0"]), xs)[1]
     rng = np.random.RandomState(0)
     x, y = rng.randn(seq, batch, inp).astype(np.float32), rng.randn(seq, batch, hidden).astype(np.float32)
     return _training(model, forward, x, y, "mse_loss", _ADAM, f"{seq}x{batch}x{inp}, hidden {hidden}, Adam")
@@ -178,6 +182,8 @@ def _framework_steps(make):
 
     def torch_(compiled):
         step, _ = make(torch)
+        if compiled:
+            torch._dynamo.reset()  # every workload's step is the same code object: no recompile limit, cold compile
         return torch.compile(step) if compiled else step
     return {"torchlike eager": lambda: torchlike(False), "torchlike compiled": lambda: torchlike(True),
             "torch eager": lambda: torch_(False), "torch.compile": lambda: torch_(True)}
@@ -210,6 +216,10 @@ WORKLOADS = {  # name: (row title, builder, its --quick arguments)
 
 # ---- measuring ----
 
+def _detached(loss):
+    return loss.detach() if hasattr(loss, "detach") else loss
+
+
 def _warm_up(fns, calls=3):
     """Build each step and make its first `calls` calls: their total seconds (compiles included) and losses; a step
     that fails to build or run is dropped and its column reads n/a."""
@@ -218,7 +228,7 @@ def _warm_up(fns, calls=3):
         try:
             t = time.perf_counter()
             step = factory()
-            values = [float(step()) for _ in range(calls)]
+            values = [float(_detached(step())) for _ in range(calls)]
             first[k], losses[k], steps[k] = time.perf_counter() - t, values, step
         except Exception as e:  # noqa: BLE001 (an implementation that does not work here is reported, not fatal)
             failed[k] = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
@@ -238,14 +248,18 @@ def _inner(steps, target_ms):
 def _paired(steps, rounds, target_ms):
     """Median ms per call of each step and the median over rounds of its ratio to torch eager and to jax.jit."""
     times = _rounds(steps, rounds, _inner(steps, target_ms))
-    ratio = {ref: {k: statistics.median(a / b for a, b in zip(v, times[ref])) for k, v in times.items()}
-             for ref in ("torch eager", "jax.jit") if ref in times}
-    return {k: statistics.median(v) for k, v in times.items()}, ratio
+    return {k: statistics.median(v) for k, v in times.items()}, _ratios(times, ("torch eager", "jax.jit"))
+
+
+def _ratios(times, refs):
+    """For each reference present: the median over rounds of each step's time over the reference's."""
+    return {ref: {k: statistics.median(a / b for a, b in zip(v, times[ref])) for k, v in times.items()}
+            for ref in refs if ref in times}
 
 
 def _agreement(losses):
     """Largest relative difference of any implementation's first losses from jax.jit's (or torch eager's)."""
-    ref = losses.get("jax.jit") or losses.get("torch eager")
+    ref = losses.get("jax.jit") or losses.get("torch eager") or next(iter(losses.values()))
     return max(abs(a - b) / max(abs(b), 1e-12) for v in losses.values() for a, b in zip(v, ref))
 
 
@@ -279,9 +293,7 @@ def op_overhead(rounds, target_ms):
              "jnp (un-jitted)": lambda: jnp.sin(jx).block_until_ready()}
     times = _rounds(steps, rounds, _inner(steps, target_ms))
     us = {k: statistics.median(v) * 1e3 for k, v in times.items()}
-    ratio = {ref: {k: statistics.median(a / b for a, b in zip(v, times[ref])) for k, v in times.items()}
-             for ref in ("torch, no grad", "jax.jit (cached)")}
-    return us, ratio
+    return us, _ratios(times, ("torch, no grad", "jax.jit (cached)"))
 
 
 def _status_bytes(field):
