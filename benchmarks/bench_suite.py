@@ -437,7 +437,7 @@ def main(args):
         print(f"warning: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores: other processes skew the "
               "ratios (torch's OpenMP threads spin-wait for a descheduled peer)", file=sys.stderr)
     header = [f"Machine: {machine()} (before the run).", "",
-              f"Command: `python -m benchmarks {' '.join(sys.argv[1:])}`; {rounds} interleaved rounds of about "
+              f"Command: `{' '.join(['python -m benchmarks', *sys.argv[1:]])}`; {rounds} interleaved rounds of about "
               f"{target:.0f} ms per implementation and workload; compile caches on disk "
               f"{'as found' if args.warm_caches else 'off (cold compiles)'}."]
     skip = ("torch.compile",) if args.quick else ()
