@@ -18,18 +18,25 @@ import torchlike as tl
 import torchlike.nn.functional as TF
 
 
-def _best(fns, repeats, inner):
-    """Best-of-`repeats` time of `inner` calls of each fn (interleaved), in ms per call."""
+def _rounds(fns, repeats, inner):
+    """Per-round ms per call of each fn: after one warm-up call each, `repeats` interleaved rounds of `inner` calls
+    (an int, or a dict giving each fn its own count)."""
     for f in fns.values():
         f()
-    best = {k: float("inf") for k in fns}
+    times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, f in fns.items():
+            n = inner[k] if isinstance(inner, dict) else inner
             t = time.perf_counter()
-            for _ in range(inner):
+            for _ in range(n):
                 f()
-            best[k] = min(best[k], (time.perf_counter() - t) / inner * 1e3)
-    return best
+            times[k].append((time.perf_counter() - t) / n * 1e3)
+    return times
+
+
+def _best(fns, repeats, inner):
+    """Best-of-`repeats` time of `inner` calls of each fn (interleaved), in ms per call."""
+    return {k: min(v) for k, v in _rounds(fns, repeats, inner).items()}
 
 
 def mlp_workload():

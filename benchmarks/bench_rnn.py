@@ -81,26 +81,33 @@ def rnn_workload(cls, num_layers=1, bidirectional=False):
     return {"torchlike": step_torchlike, "torch": step_torch, "jax.jit": step_jax}
 
 
+def _layer_norm(x, w, b):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(var + 1e-5) * w + b
+
+
+def jax_encoder_layer(p, x, heads):
+    """nn.TransformerEncoderLayer's forward (batch_first, post-norm, relu, no dropout) in plain JAX, `p` mapping
+    torch's parameter names to arrays."""
+    b, t, e = x.shape
+    q, k, v = jnp.split(x @ p["self_attn.in_proj_weight"].T + p["self_attn.in_proj_bias"], 3, -1)
+    split = (lambda a: a.reshape(b, t, heads, e // heads).transpose(0, 2, 1, 3))
+    att = jax.nn.softmax(split(q) @ split(k).transpose(0, 1, 3, 2) / np.sqrt(e // heads), -1) @ split(v)
+    att = att.transpose(0, 2, 1, 3).reshape(b, t, e) @ p["self_attn.out_proj.weight"].T
+    x = _layer_norm(x + att + p["self_attn.out_proj.bias"], p["norm1.weight"], p["norm1.bias"])
+    h = jax.nn.relu(x @ p["linear1.weight"].T + p["linear1.bias"]) @ p["linear2.weight"].T + p["linear2.bias"]
+    return _layer_norm(x + h, p["norm2.weight"], p["norm2.bias"])
+
+
 def transformer_workload(E=128, heads=4, ff=256):
     theirs, ours = _pair("TransformerEncoderLayer", E, heads, ff, 0.0, batch_first=True)
     x = np.random.RandomState(0).randn(B, T, E).astype(np.float32)
     step_torch, step_torchlike = _eager_steps(theirs, ours, x)
     names = [n for n, _ in theirs.named_parameters()]
 
-    def layer_norm(x, w, b):
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / jnp.sqrt(var + 1e-5) * w + b
-
     def loss_fn(params, x):
-        p = dict(zip(names, params))
-        q, k, v = jnp.split(x @ p["self_attn.in_proj_weight"].T + p["self_attn.in_proj_bias"], 3, -1)
-        split = (lambda t: t.reshape(B, T, heads, E // heads).transpose(0, 2, 1, 3))
-        att = jax.nn.softmax(split(q) @ split(k).transpose(0, 1, 3, 2) / np.sqrt(E // heads), -1) @ split(v)
-        att = att.transpose(0, 2, 1, 3).reshape(B, T, E) @ p["self_attn.out_proj.weight"].T
-        x = layer_norm(x + att + p["self_attn.out_proj.bias"], p["norm1.weight"], p["norm1.bias"])
-        h = jax.nn.relu(x @ p["linear1.weight"].T + p["linear1.bias"]) @ p["linear2.weight"].T + p["linear2.bias"]
-        return (layer_norm(x + h, p["norm2.weight"], p["norm2.bias"]) ** 2).mean()
+        return (jax_encoder_layer(dict(zip(names, params)), x, heads) ** 2).mean()
 
     j_step = jax.jit(jax.grad(loss_fn, argnums=(0, 1)))
     j_params = [jnp.asarray(p.detach().numpy()) for p in theirs.parameters()]
