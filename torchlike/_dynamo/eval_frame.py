@@ -49,7 +49,6 @@ from . import config
 
 __all__ = ["OptimizedModule"]
 
-_tree = jax.tree_util
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _LIBRARIES = frozenset({"torchlike", "interop", "jax", "jaxlib", "numpy", "torch", "optax", "scipy"})
 _ALL = weakref.WeakSet()  # every compiled function (for torchlike._dynamo.reset)
@@ -248,14 +247,10 @@ class _Key:
     def get(self):
         return self.owner._key
 
-    def install(self, value):
-        self.owner._key = value
-
     def set(self, value):
         self.owner._key = value
 
-    def restore(self, value):
-        self.owner._key = value
+    install = restore = set
 
 
 class _Item:
@@ -307,8 +302,7 @@ class _Snapshot:
         storages = {id(t._storage): t._storage for t in tensors if t._storage is not None}
         self.storages = [(st, st.data, [(m, m._data) for m in (r() for r in st.members) if m is not None])
                          for st in storages.values()]  # (a view's base and the other views see what is installed)
-        self.containers = [(c, dict(c)) for c in walk.seen.values() if type(c) is dict or
-                           isinstance(c, dict) and not isinstance(c, types.MappingProxyType)]
+        self.containers = [(c, dict(c)) for c in walk.seen.values() if isinstance(c, dict)]
         self.lists = [(c, list(c)) for c, _ in walk.lists]
 
     def all(self):
