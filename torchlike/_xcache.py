@@ -10,6 +10,10 @@ context, the versions of JAX, jaxlib, Python and torchlike's source files, XLA_F
 cannot key by value (a function from outside torchlike, JAX or NumPy, an object it does not know, a tracer, an
 array on another device) takes the ordinary jax.jit path. A corrupt entry (checked by its digest) is ignored.
 
+Each run also writes a manifest of the executables its script used first (per script path, or per ``python -c``
+code); importing torchlike starts a background thread that loads the previous run's (``prefetch``), so the loads
+overlap the script's own start-up.
+
 Entries live in ``<jax_compilation_cache_dir>/torchlike-xla/<source fingerprint>/``: off when JAX's cache is
 off; ``TORCHLIKE_EXECUTABLE_CACHE=0`` turns off only this one. Each load records the JAX monitoring event
 ``LOAD_EVENT`` (with its duration and the program's ``name=``, for
