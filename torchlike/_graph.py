@@ -307,11 +307,10 @@ class _SavedTensor:
 
     def unpack_data(self, node, user=False):
         t = self.tensor
-        if t is not None and t._detached is not None and t._grad_fn is None and not user:
-            made, detached = t._detached  # torch: saved a non-leaf that was detach_()-ed since (not for _saved_*)
-            if made < node._seq < detached:
-                raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
-                                   "This is not supported, please use out-of-place `.detach()` instead")
+        if t is not None and not user and self._detached_since(node):  # torch: a saved non-leaf detach_()-ed
+            # since (not for _saved_*)
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                               "This is not supported, please use out-of-place `.detach()` instead")
         vc = self.vc
         if vc is not None and vc.version != self.version:
             raise RuntimeError(self._modified_message(node))
@@ -330,13 +329,20 @@ class _SavedTensor:
             t._vc = self.vc
         return t
 
+    def _detached_since(self, node):
+        """Whether the saved input was a non-leaf when ``node`` saved it and was detach_()-ed since."""
+        t = self.tensor
+        return t._detached is not None and t._grad_fn is None and t._detached[0] < node._seq < t._detached[1]
+
     def _modified_message(self, node):
         shape = list(self.data.shape)
         msg = ("one of the variables needed for gradient computation has been modified by an inplace "
-               f"operation: [{_message_type(self.data.dtype)} {shape}]")
-        grad_fn = node if self.output_nr >= 0 else (self.tensor._grad_fn if self.tensor is not None else None)
+               f"operation: [{_message_type((self.data if self.tensor is None else self.tensor._data).dtype)} {shape}]")
+        grad_fn, nr = (node, self.output_nr) if self.output_nr >= 0 else (None, 0)
+        if self.tensor is not None:  # torch names the input's grad_fn; the saving node's after a detach_()
+            grad_fn, nr = ((node, self.tensor._detached[2]) if self._detached_since(node) else
+                           (self.tensor._grad_fn, self.tensor._output_nr))
         if grad_fn is not None:
-            nr = self.output_nr if self.output_nr >= 0 else self.tensor._output_nr
             msg += f", which is output {nr} of {_short_name(grad_fn.name())},"
         msg += f" is at version {self.vc.version}; expected version {self.version} instead."
         if is_anomaly_enabled():

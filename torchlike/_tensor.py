@@ -124,7 +124,7 @@ class Tensor:
     _view_error = None  # such a view after its base was modified (its grad_fn is then None): (the error reading
     #                     grad_fn raises, the error an in-place write on it raises, whether it had a grad_fn)
     _view_error_off = None  # _view_error of a view without history while its base does not require grad
-    _detached = None  # after detach_() of a non-leaf: (its grad_fn's sequence number, the detach_'s)
+    _detached = None  # after detach_() of a non-leaf: (its grad_fn's sequence number, the detach_'s, its output_nr)
     _rg_own = False  # views: requires_grad set on the view itself (else it requires grad as long as its base does)
     _fw_tangent = None  # forward-mode AD: this tensor's tangent (a Tensor) at the active dual level
     _is_inference = False
@@ -303,7 +303,7 @@ class Tensor:
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         if self._grad_fn is not None:  # saved tensors of later nodes refuse to unpack (torch)
-            self._detached = (self._grad_fn._seq, next(_seq_counter))
+            self._detached = (self._grad_fn._seq, next(_seq_counter), self._output_nr)
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

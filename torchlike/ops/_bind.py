@@ -28,7 +28,9 @@ import numpy as np
 
 from .._device import device as _device
 from .._dtype import dtype as _dtype
+from .. import _grad_mode as _gm
 from .._tensor import Tensor
+from . import _registry
 
 _declared = []
 
@@ -1225,6 +1227,8 @@ def _guard(fn, name, method):
             return fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - torch parses the arguments before anything else can fail
             error = _argument_error(name, method, args, kwargs)
+            if error is None and not isinstance(e, TypeError):
+                error = _autograd_error(name, method, args, kwargs)
             if error is not None:
                 raise error from None
             if isinstance(e, TypeError) and e.__traceback__.tb_next is None:  # binding fn: name torch's name
@@ -1232,6 +1236,42 @@ def _guard(fn, name, method):
             raise
     call._seen = seen
     return _named(call, fn, name)
+
+
+# torch functions with no derivative (they never record a node, so never read their inputs' grad_fn)
+_NOT_DIFFERENTIABLE = frozenset(
+    "eq ne lt le gt ge greater greater_equal less less_equal not_equal equal isclose allclose logical_and logical_or "
+    "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift "
+    "isnan isinf isfinite isposinf isneginf isreal is_nonzero signbit argmax argmin argsort argwhere nonzero "
+    "count_nonzero bucketize searchsorted unique unique_consecutive histc bincount floor_divide __eq__ __ne__ __lt__ "
+    "__le__ __gt__ __ge__ __and__ __or__ __xor__ __invert__ __lshift__ __rshift__ __floordiv__".split())
+
+
+_NOT_WRITES = frozenset(("detach_", "requires_grad_", "share_memory_"))  # methods named as in-place ops
+_NUMBER_OPS = frozenset("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split())
+
+
+def _autograd_error(name, method, args, kwargs):
+    """The error torch's autograd kernel raises before the op's own checks (which failed here): an in-place write
+    it refuses, or an input whose grad_fn torch will not rebuild (a no_grad/multi-output view after its base
+    changed); None when the op records nothing. Only looked at on the error path, so it costs nothing otherwise."""
+    if not _gm._state.grad_enabled or name.strip("_") in _NOT_DIFFERENTIABLE or name in _NOT_DIFFERENTIABLE:
+        return None
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, Tensor)]
+    if not any(t._requires_grad for t in tensors):
+        return None
+    inplace = method and (name.endswith("_") and not name.endswith("__") and name not in _NOT_WRITES or
+                          name.startswith("__i") and name[3:-2] in _NUMBER_OPS)
+    if inplace and "out" not in kwargs:
+        try:
+            _registry._check_autograd_inplace(args[0], tensors)
+        except RuntimeError as e:
+            return e
+    for t in tensors:
+        if t._view_error is not None:
+            return RuntimeError(t._view_error[0])
+    return None
 
 
 def _typed_positions(name, method):
@@ -1272,6 +1312,9 @@ def _binary_dunder(fn, name, op_name):
         except Exception as e:  # noqa: BLE001
             if isinstance(e, TypeError) or _argument_error(op_name, True, args, kwargs) is not None:
                 return NotImplemented
+            error = _autograd_error(name, True, args, kwargs)
+            if error is not None:
+                raise error from None
             raise
     return _named(call, fn, name)
 

@@ -66,12 +66,15 @@ def _write_out(name, compute, out, inputs, rule=None, expect=None):
     """``name(..., out=out)``: torch's autograd refusal (an input or out requires grad), then ``compute()``, the
     dtype rule ``rule`` (a key of _DTYPE_RULES), the resize warning, and the write (cast to out's dtype).
     ``expect``: the result's dtype when known before computing (the rule is then checked first, as torch's
-    TensorIterator does before its kernel refuses a dtype)."""
+    TensorIterator does before its kernel refuses a dtype), or a function (the op's own checks that torch's
+    structured kernels run before the out check) returning it."""
     if not isinstance(out, Tensor):  # (torch binds a Python number there for add/sub/mul/div: not supported)
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
     if _gm._state.grad_enabled and (out._requires_grad or any(
             isinstance(t, Tensor) and t._requires_grad for t in inputs)):
         raise RuntimeError(_AUTOGRAD_MSG.format(name))
+    if callable(expect):
+        expect = expect()
     if expect is not None:
         _check_dtype(name, rule, expect, out._data.dtype)
     result = compute()

@@ -291,18 +291,19 @@ class OpDef:
             def formula(grads, **kw):
                 full = [kw[n] for n in self.inputs]
                 wanted = [self.diff[j] for j, m in enumerate(mask) if m]
+                grads = (grads,) if single else tuple(grads)
+                given = [k for k, g in enumerate(grads) if g is not None]  # outputs without a gradient take no
+                # part (a zero cotangent would still turn an infinite partial derivative into NaN)
 
                 def f(*diff_args):
                     args = list(full)
                     for j, a in zip(wanted, diff_args):
                         args[j] = a
-                    return fwd(*args, **static_kw)
+                    outs = fwd(*args, **static_kw)
+                    return tuple((outs,) if single else outs)
 
-                grads = (grads,) if single else tuple(grads)
-                outs, vjp = jax.vjp(f, *[full[j] for j in wanted])
-                outs = (outs,) if single else outs
-                cots = tuple(_cotangent(g, o) for g, o in zip(grads, outs))
-                res = _conj_tree(vjp(cots[0] if single else cots))
+                outs, vjp = jax.vjp(lambda *a: tuple(f(*a)[k] for k in given), *[full[j] for j in wanted])
+                res = _conj_tree(vjp(tuple(_cotangent(grads[k], o) for k, o in zip(given, outs))))
                 it = iter(res)
                 return tuple(next(it) if m else None for m in mask)
             wanted_names = self.inputs
@@ -313,7 +314,7 @@ class OpDef:
             saved = dict(zip(saved_names, args[:n_saved]))
             grads = list(args[n_saved:])
             for k, g in enumerate(grads):
-                if g is None:
+                if g is None and self.backward is not None:  # (the jax.vjp formula leaves such outputs out)
                     aval = out_meta[k]
                     dt = aval.dtype if _differentiable_dtype(aval.dtype) else jnp.float32
                     grads[k] = jnp.zeros(aval.shape, dt)
@@ -515,7 +516,7 @@ def _dependencies(fn, arrays, through_masks=False):
 
 def _cotangent(g, out):
     if jnp.issubdtype(out.dtype, jnp.inexact):
-        return jnp.conj(g).astype(out.dtype) if g is not None else jnp.zeros_like(out)
+        return jnp.conj(g).astype(out.dtype)
     return np.zeros(out.shape, jax.dtypes.float0)
 
 

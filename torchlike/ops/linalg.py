@@ -58,25 +58,33 @@ def _(grad, self, mat2):
             _conj_t(self) @ grad if self is not None else None)
 
 
-def _check_mm(s1, s2, a, b):
-    """torch's mm checks for shapes s1 @ s2 of tensors a, b (shapes may be folded views of them)."""
+def _check_mm(s1, s2, a, b, kernel=True):
+    """torch's mm checks for shapes s1 @ s2 of tensors a, b (shapes may be folded views of them); ``kernel``: with
+    the CPU kernel's refusal of bool (after an out= tensor's dtype check)."""
     if s1[1] != s2[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_x(s1)} and {_x(s2)})")
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp(a)} != {_cpp(b)}")
-    _not_for_bool("addmm_impl_cpu_", a)
+    if kernel:
+        _not_for_bool("addmm_impl_cpu_", a)
+    return a._data.dtype
+
+
+def _mm_meta(input, mat2, kernel=True):
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return _check_mm(input.shape, mat2.shape, input, mat2, kernel)
 
 
 @public
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors (MmBackward0)."""
     if out is not None:
-        return _write_out("mm", lambda: mm(input, mat2), out, (input, mat2), "mm")
-    if input.ndim != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.ndim != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    _check_mm(input.shape, mat2.shape, input, mat2)
+        return _write_out("mm", lambda: mm(input, mat2), out, (input, mat2), "mm",
+                          expect=lambda: _mm_meta(input, mat2, kernel=False))
+    _mm_meta(input, mat2)
     return _apply(_mm, (input, mat2), ())
 
 
@@ -106,8 +114,8 @@ def bmm(input, mat2):
         raise RuntimeError("batch2 must be a 3D tensor")
     s1, s2 = input.shape, mat2.shape
     if (s1[0] * s1[1] * s2[2] == 0 or s1[2] == 0) and s2[0] == s1[0] and s2[1] == s1[2]:
-        # torch returns an empty or zero result before its kernel's dtype checks (any dtypes, bool too)
-        return _apply(_bmm, (input, mat2 if mat2.dtype == input.dtype else mat2.to(input.dtype)), ())
+        # torch returns an empty or zero result of mat2's dtype before its kernel's dtype checks (bool too)
+        return _apply(_bmm, (input if mat2.dtype == input.dtype else input.to(mat2.dtype), mat2), ())
     _check_bmm(s1, s2, input, mat2)
     return _apply(_bmm, (input, mat2), ())
 

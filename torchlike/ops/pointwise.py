@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._graph import _SavedTensor
 from .._tensor import Tensor, _wrap, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused
@@ -57,6 +58,17 @@ def _to_float(t):
     if t._requires_grad:
         out._grad_fn, out._output_nr, out._requires_grad = t._grad_fn, t._output_nr, True
     return out
+
+
+def _saved_original(result, cast, original):
+    """``result`` of an op on ``cast``, the float copy of an integer ``original`` that requires grad: torch saves
+    the input itself (its dtype, its version counter), so the node's saved copy is pointed back at it."""
+    node = result._grad_fn
+    if node is not None and node._for_backward:
+        node._for_backward = tuple(
+            _SavedTensor(s.data, original, original._version_counter(), -1)
+            if isinstance(s, _SavedTensor) and s.tensor is cast else s for s in node._for_backward)
+    return result
 
 
 _cast_cache = {}
@@ -129,7 +141,7 @@ def _(primals, tangents):
     (x,), (dx,) = primals, tangents
     if jnp.iscomplexobj(x):
         return _abs_torch(x), jnp.real(jnp.conj(_sgn_forward(x)) * dx)
-    return _abs_torch(x), jnp.sign(x) * dx
+    return _abs_torch(x), _real_sign(x) * dx
 
 
 def _torch_mask(x, keep):
@@ -184,7 +196,10 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
         if check is not None:
             check(input)
         if kind == "float":
-            input = _to_float(input)
+            cast = _to_float(input)
+            if cast is not input and input._requires_grad:
+                return _saved_original(_apply(entry, (cast,), ()), cast, input)
+            input = cast
         elif kind == "round" and input._data.dtype.kind in "iu":  # (bool: torch refuses)
             return clone(input)
         return _apply(entry, (input,), ())
@@ -227,7 +242,7 @@ def _(grad, self):
     if jnp.iscomplexobj(self):  # grad * sgn(self), sgn(0) = 0
         a = jnp.abs(self)
         return grad * jnp.where(a == 0, 0, self / jnp.where(a == 0, 1, a))
-    return grad * jnp.sign(self)
+    return grad * _real_sign(self)
 
 
 @op("ExpBackward0", save=("result",), attrs=())
@@ -1085,7 +1100,18 @@ def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = self.astype(dtype), other.astype(dtype)
     if rounding_mode == "trunc":
         return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(*jnp.broadcast_arrays(a, b))
-    return jnp.floor_divide(a, b)
+    return _floor_div(a, b) if jnp.issubdtype(dtype, jnp.inexact) else jnp.floor_divide(a, b)
+
+
+def _floor_div(a, b):
+    """torch's floating floor division (div_floor_floating): a zero quotient keeps the sign of a / b, x // 0 is
+    x / 0, and the quotient is rounded as Python's float // does."""
+    mod = jnp.fmod(a, b)
+    div = (a - mod) / b
+    div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = jnp.floor(div)
+    floor = jnp.where(div - floor > 0.5, floor + 1, floor)
+    return jnp.where(b == 0, a / b, jnp.where(div != 0, floor, jnp.copysign(jnp.zeros_like(div), a / b)))
 
 
 @_div_mode.derivative

@@ -22,7 +22,7 @@ from ._bind import public
 from . import _out
 from ._out import _write_out
 from ._util import _check_unique
-from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch
+from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch, _real_sign
 
 _NOT_GIVEN = object()
 _pymax = builtins.max  # this module defines torch's max/min/sum/all/any
@@ -537,7 +537,7 @@ def _(grad, self, result, ord, dim, keepdim, dtype):  # noqa: A002 - torch's nor
     axes = _axes(dim, self.ndim)
     x = self.astype(dtype)
     g, r = _restore(grad, axes, keepdim), _restore(result, axes, keepdim)
-    sgn = jnp.sign(x) if not jnp.iscomplexobj(x) else x / jnp.where(x == 0, 1, jnp.abs(x))
+    sgn = _real_sign(x) if not jnp.iscomplexobj(x) else x / jnp.where(x == 0, 1, jnp.abs(x))
     if ord == 0:  # torch: no gradient at all (an undefined one), not zeros
         return None
     if ord == 1:
