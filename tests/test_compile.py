@@ -47,6 +47,17 @@ def _same_state(m1, m2, dtype, opts=()):
                 _close(np.asarray(s1[k][name]), np.asarray(s2[k][name]), dtype)
 
 
+def _train_step(loss_of):
+    """A training step: zero_grad, ``loss_of(model, *data)``, backward, optimizer step; returns the loss."""
+    def step(model, opt, *data):
+        opt.zero_grad()
+        loss = loss_of(model, *data)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def _mlp(dtype, *extra):
     return nn.Sequential(nn.Linear(6, 8), *extra, nn.Tanh(), nn.Linear(8, 3)).to(dtype)
 
@@ -64,13 +75,7 @@ def test_training_step_equals_eager(dtype, opt_name):
     (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, _OPTIMIZERS[opt_name](m.parameters())))(_mlp(dtype)))
     x = torch.randn(5, 6, dtype=dtype)
     y = torch.tensor([0, 1, 2, 1, 0])
-
-    def step(model, opt, x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = _train_step(lambda model, x, y: F.cross_entropy(model(x), y))
     cstep = torch.compile(step)
     for i in range(4):
         v1 = [p._version for p in m1.parameters()]
@@ -161,13 +166,7 @@ def test_python_side_effects_in_a_hook_are_reported():
 
 def test_batch_shape_change_compiles_once_per_shape():
     (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, torch.optim.SGD(m.parameters(), lr=0.1)))(_mlp(torch.float64)))
-
-    def step(model, opt, x):
-        opt.zero_grad()
-        loss = model(x).square().mean()
-        loss.backward()
-        opt.step()
-        return loss
+    step = _train_step(lambda model, x: model(x).square().mean())
     cstep = torch.compile(step)
     shapes = [3, 3, 7, 7, 3, 7]
     for n in shapes:
@@ -353,13 +352,7 @@ def test_learning_rate_schedule_never_recompiles(opt_name):
         return m, opt, torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
     (m1, o1, s1), (m2, o2, s2) = _pair(make)
     x = torch.randn(4, 6, dtype=torch.float64)
-
-    def step(model, opt, x):
-        opt.zero_grad()
-        loss = model(x).pow(2).mean()
-        loss.backward()
-        opt.step()
-        return loss
+    step = _train_step(lambda model, x: model(x).pow(2).mean())
     cstep = torch.compile(step)
     for _ in range(5):
         _close(step(m1, o1, x).detach().numpy(), cstep(m2, o2, x).detach().numpy(), torch.float64)
@@ -400,13 +393,7 @@ def test_model_families_compile_to_one_program_each(name):
     make, make_x, make_y, loss_fn = _MODELS[name]
     (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, torch.optim.Adam(m.parameters(), lr=1e-3)))(make().double()))
     x, y = make_x(), make_y()
-
-    def step(model, opt, x, y):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = _train_step(lambda model, x, y: loss_fn(model(x), y))
     cstep = torch.compile(step, fullgraph=True)  # no host read anywhere: one program per guard
     for i in range(3):
         torch.manual_seed(i)

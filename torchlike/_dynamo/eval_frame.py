@@ -274,10 +274,6 @@ class _Item:
 
 
 # ----- reading and writing the state --------------------------------------------------------------------------
-def _value(t):
-    return t._data
-
-
 def _version(t):
     """t's version (its counter made if it has none yet); None for an inference tensor (no counter)."""
     vc = t._version_counter()
@@ -296,7 +292,7 @@ class _Snapshot:
     """The walked state's values and Python structure before a trace, to put back after it."""
 
     def __init__(self, walk, tensors):
-        self.tensors = [(t, _value(t), t._storage, t._grad, _version(t),
+        self.tensors = [(t, t._data, t._storage, t._grad, _version(t),
                          t._requires_grad, t._grad_fn, t._output_nr) for t in tensors]
         self.cells = [(c, c.get()) for c in walk.cells]
         storages = {id(t._storage): t._storage for t in tensors if t._storage is not None}
@@ -457,15 +453,15 @@ class _Compiled:
                 after.visit(x, "", "")
             written = []
             for k, t in enumerate(arg_tensors):
-                if isinstance(_value(t), Tracer) and id(_value(t)) not in inputs:
-                    written.append(_value(t))
+                if isinstance(t._data, Tracer) and id(t._data) not in inputs:
+                    written.append(t._data)
                     program.writes.append(("arg", k))
                 g = t._grad
                 if g is not None and isinstance(g._data, Tracer) and id(g._data) not in inputs:
                     written.append(g._data)
                     program.writes.append(("arggrad", k))
             for t in after.tensors:
-                v = _value(t)
+                v = t._data
                 if isinstance(v, Tracer) and id(v) not in inputs:
                     written.append(v)
                     pos = walk.index.get(id(t))
@@ -483,7 +479,7 @@ class _Compiled:
             program.checks = [(exc, message) for _, _, exc, message in checks]
             return outs + written + [a for bad, value, _, _ in checks for a in (bad, value)]
 
-        arrays = [_value(t) for t in arg_tensors + state_tensors] + [c.get() for c in cells]
+        arrays = [t._data for t in arg_tensors + state_tensors] + [c.get() for c in cells]
         try:
             closed = jax.make_jaxpr(traced)(*arrays)
         except _HOST_READS as e:
@@ -604,7 +600,7 @@ class _Compiled:
     def _run(self, program, leaves):
         arg_tensors = [leaves[i] for i in program.arg_pos]
         state_tensors = program.gather()
-        arrays = [_value(t) for t in arg_tensors] + [_value(t) for t in state_tensors] + \
+        arrays = [t._data for t in arg_tensors] + [t._data for t in state_tensors] + \
             [c.get() for c in program.cells]
         if any(program.live) and _gm._state.grad_enabled:
             diff = [(arg_tensors + state_tensors)[k] for k in program.diff]

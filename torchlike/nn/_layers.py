@@ -16,8 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._internal import CPP_TYPE_NAMES, apply, grad_enabled, no_grad, op, type_word, views, wrap
-from ..ops import _util, linalg as _linalg, shape as _shape
+from ..ops import linalg as _linalg, shape as _shape
 from ..ops.creation import zeros
+from ..ops.indexing import _check_bounds
 from . import functional as F  # functional imports this module at its end: its names are read at call time
 from ._conv import conv2d  # noqa: F401
 from ._padding import _constant_pad, _pad  # noqa: F401
@@ -31,22 +32,6 @@ _HIGHEST = jax.lax.Precision.HIGHEST
 
 def _size_str(shape):
     return f"torch.Size({list(shape)})"
-
-
-def _check_rows(input, n):
-    """torch's 'index out of range in self' for embedding rows (a value check: deferred inside a compiled program)."""
-    if not input.numel():
-        return
-    if _is_tracer(input):
-        _util.check_later(((input._data < 0) | (input._data >= n)).any(), IndexError, "index out of range in self")
-        return
-    idx = np.asarray(input._data)
-    if idx.min() < 0 or idx.max() >= n:
-        raise IndexError("index out of range in self")
-
-
-def _is_tracer(t):
-    return isinstance(t._data, jax.core.Tracer)
 
 
 def _check_mixed(input, *params):
@@ -247,7 +232,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{type_word(input)}Tensor instead (while checking arguments for "
                            f"embedding)")
-    _check_rows(input, weight.shape[0])
+    _check_bounds(input, weight.shape[0], 0, IndexError, msg="index out of range in self")
     if max_norm is not None:
         with no_grad():  # torch.embedding_renorm_: an in-place write (version bump) outside autograd
             views._commit(weight, _renorm_rows(weight._data, input._data, jnp.asarray(max_norm, weight._data.dtype),

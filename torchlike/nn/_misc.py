@@ -8,7 +8,8 @@ import numpy as np
 
 from .._internal import OpDef, OpNode, apply, broadcast_batch, grad_enabled, no_grad, op, type_word, views, wrap
 from ..ops import creation as _creation, reduction as _reduction
-from ._layers import _check_rows, _renorm_rows
+from ..ops.indexing import _check_bounds
+from ._layers import _renorm_rows
 from . import _losses
 from ..ops.other import cosine_similarity  # noqa: F401  (torch.nn.functional.cosine_similarity is torch's)
 
@@ -224,7 +225,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         with no_grad():  # torch.embedding_renorm_: an in-place write outside autograd
             views._commit(weight, _renorm_rows(weight._data, input._data, jnp.asarray(max_norm, weight._data.dtype),
                                                 jnp.asarray(norm_type, weight._data.dtype)))
-    _check_rows(input, weight.shape[0])
+    _check_bounds(input, weight.shape[0], 0, IndexError, msg="index out of range in self")
     return apply(_embedding_bag, (weight, input, offsets, per_sample_weights),
                  (modes[mode], int(padding_idx), bool(scale_grad_by_freq), bool(sparse), bool(include_last_offset)))[0]
 
