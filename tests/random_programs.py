@@ -85,6 +85,23 @@ KEPT = {
         "when": lambda X, a, b, c: X.name in ("floor_divide_", "fmod_", "remainder_", "div_", "divide_",
                                               "ifloordiv") and _is(a, "int") and hasattr(b, "dtype") and
         _is(b, "int", "bool") and bool((b == 0).any())},
+    "complex_pow_zero_base": {
+        "why": "README: a complex power with a zero base: torch's CPU kernel computes exp(exponent * log(base)), "
+               "giving NaN for 0 ** 0 and -0 for 0 ** 1 (seed 50973); torchlike gives NumPy's and JAX's 1 and 0",
+        "when": lambda X, a, b, c: X.name in ("pow", "pow_s", "rpow_s", "pow_", "ipow", "out") and any(
+            hasattr(t, "dtype") and _is(t, "complex") and bool((t == 0).any()) for t in (a, b, c))},
+    "integer_history_create_graph": {
+        "why": "README: create_graph through a formula with an integer or bool input that has history (written in "
+               "place from a value that requires grad, y = b.gt_(x)): torch runs the formula as ops, so its error "
+               "is whatever op first makes an integer result that requires grad ('Autograd not support dtype: "
+               "Bool', seed 51096) or refuses the dtype; here the formula is one op and the gradient is refused as "
+               "in first order. Checked where backward runs: such programs differentiate once",
+        "when": lambda X, a, b, c: False},
+    "cat_out_is_input": {
+        "why": "README: cat(..., out=x) where x is one of the inputs: torch resizes x to the result's shape before it "
+               "refuses the overlap, so x is left resized over uninitialized memory (seed 52908); torchlike refuses "
+               "before changing anything. Checked where the out= step is built",
+        "when": lambda X, a, b, c: False},
 }
 RESHAPING = {"reshape", "reshape_as", "flatten", "ravel", "outer", "dot", "mm", "mv", "bmm", "baddbmm", "addmm",
              "take_along_dim", "out"}
@@ -709,8 +726,8 @@ def _out(X, a, b):
     out = X.pick(lambda: m.zeros(0, dtype=a.dtype), lambda: m.zeros_like(a), lambda: m.zeros(2, 3),
                  lambda: m.zeros((), dtype=m.float64), lambda: a, lambda: b, lambda: m.zeros(1, dtype=m.long))()
     name = X.pick(*OUT_OPS)
-    if "out_alias" in X.exclude and (out is a or out is b) and name in ("sum_o", "mm_o"):
-        out = m.zeros_like(a)
+    if (out is a or out is b) and ("out_alias" in X.exclude and name in ("sum_o", "mm_o") or name == "cat_o"):
+        out = m.zeros_like(a)  # (cat_o: KEPT["cat_out_is_input"])
     X.log.append((X.index, "out op", name))
     if name in ("sin", "exp", "abs", "floor"):
         result = getattr(m, name)(a, out=out)
@@ -962,6 +979,8 @@ def _backward(m, pool, obs, options):
     if not (outs and leaves):
         return
     second_order, how = options["second_order"], options["backward"]
+    if any(t.requires_grad and _is(t, "int", "bool") for t in pool):  # KEPT["integer_history_create_graph"]
+        second_order = False
     total = _total(m, outs)
     if how == "grad":
         grads = m.autograd.grad(total, leaves, create_graph=second_order, allow_unused=True)

@@ -167,3 +167,116 @@ def test_float_op_on_integer_tensor_that_requires_grad_saves_it():
         except RuntimeError as e:
             return str(saved.dtype).split(".")[-1], same, str(e).splitlines()[0]
     _same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+@pytest.mark.parametrize("name", ["atan_", "sin_", "logit_", "digamma_"])
+def test_float_in_place_on_expanded_integer_refuses_overlap_first(dtype, name):
+    _same(lambda m: getattr(m.ones(1, 3, dtype=getattr(m, dtype)).expand(2, 3), name)())
+
+
+@pytest.mark.parametrize("weight_dtype", ["float32", "float64"])
+def test_lerp_refuses_complex_gradient_for_a_real_weight(weight_dtype):
+    def fn(m):
+        w = m.tensor(0.3, dtype=getattr(m, weight_dtype), requires_grad=True)
+        x = m.tensor([[1 + 1j], [2 - 1j]], dtype=m.complex128)
+        m.lerp(x, x * 2, w).abs().sum().backward()
+        return w.grad
+    assert _same(fn)[0] == "error"
+
+
+_BOOL_FORMULAS = {"atan2": lambda m, a, b: m.atan2(a, b), "pow": lambda m, a, b: m.pow(a, b)}
+
+
+@pytest.mark.parametrize("name", sorted(_BOOL_FORMULAS))
+@pytest.mark.parametrize("which", ["first", "second", "both"])
+def test_bool_operand_refusal_only_for_the_gradients_asked(name, which):
+    """Integer tensors with history (written in place from a value that requires grad): a formula refuses a bool
+    operand only in the part torch computes for the inputs that need a gradient."""
+    def fn(m):
+        x0 = m.tensor([[0.5, 0.2, 0.9], [0.1, 0.7, 0.3]], requires_grad=True)
+        a = m.tensor([[True, False, True], [False, True, False]])
+        b = m.tensor([[True, True, False], [False, True, False]])
+        for t, on in ((a, which != "second"), (b, which != "first")):
+            if on:
+                t.gt_(x0)
+        y = _BOOL_FORMULAS[name](m, a, b)
+        return m.autograd.grad(y.float().sum(), x0, allow_unused=True)
+    _same(fn)
+
+
+_COPIES = {"copy_": lambda m, t, s: t.copy_(s), "copy_bad_shape": lambda m, t, s: t.copy_(s[:2]),
+           "setitem_same_size": lambda m, t, s: t.__setitem__(1, s[0]),
+           "setitem_row": lambda m, t, s: t.__setitem__(slice(0, 2), s[:2]),
+           "setitem_fill": lambda m, t, s: t.__setitem__(slice(0, 2), s[0]),
+           "add_": lambda m, t, s: t.add_(s)}
+
+
+@pytest.mark.parametrize("target", ["history", "no_grad_view"])
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+@pytest.mark.parametrize("name", sorted(_COPIES))
+def test_copy_into_integer_tensor_is_outside_autograd(name, dtype, target):
+    """copy_ (and setitem's copies) into an integer tensor: no autograd check, no node, its history kept."""
+    def fn(m):
+        x0 = m.tensor([0.5, 0.2, 0.9], requires_grad=True)
+        src = m.tensor([0.3, 0.6, 0.1], requires_grad=True)
+        t = m.zeros(3, dtype=getattr(m, dtype))
+        if target == "history" and dtype != "float32":
+            t.gt_(x0)
+        else:
+            with m.no_grad():
+                t = t.view(3)
+        _COPIES[name](m, t, src)
+        return t, t.grad_fn.name() if t.grad_fn is not None else None, t.requires_grad, t._version
+    _same(fn)
+
+
+@pytest.mark.parametrize("which", ["input", "end", "both"])
+@pytest.mark.parametrize("weight", ["bool", "int64"])
+def test_lerp_with_a_0d_integer_weight(which, weight):
+    def fn(m):
+        x = m.tensor([1., 2.], dtype=m.float64, requires_grad=which != "end")
+        e = m.tensor([3., 4.], dtype=m.float64, requires_grad=which != "input")
+        y = m.lerp(x, e, m.tensor(1, dtype=getattr(m, weight)))
+        return y, m.autograd.grad(y.sum(), [t for t in (x, e) if t.requires_grad])
+    _same(fn)
+
+
+def test_advanced_index_result_layout_follows_torchs_tensoriterator():
+    """x[indices] of a non-contiguous x (or with non-contiguous index tensors): the result's strides."""
+    import random
+    rng = random.Random(0)
+    for trial in range(120):
+        nd = rng.choice([2, 3, 4])
+        perm = list(range(nd))
+        rng.shuffle(perm)
+        base = [rng.choice([1, 2, 3]) for _ in range(nd)]
+        kinds = [rng.choice(["full", "idx", "idx2", "int", "mask", "slice"]) for _ in range(nd)]
+        if not any(k in ("idx", "idx2", "mask") for k in kinds):
+            continue
+        seen = []
+        for m in (tl, torch):
+            x = m.arange(float(np.prod(base))).reshape(base).permute(*perm)
+            r, key = random.Random(trial), []
+            for d, kind in enumerate(kinds):
+                n = x.shape[d]
+                if kind == "full":
+                    key.append(slice(None))
+                elif kind == "idx":
+                    key.append(m.tensor([r.randrange(n) for _ in range(2)]))
+                elif kind == "idx2":
+                    i2 = m.tensor([[r.randrange(n)], [r.randrange(n)]])
+                    key.append(i2.t() if r.random() < 0.5 else i2)
+                elif kind == "int":
+                    key.append(r.randrange(n))
+                elif kind == "mask":
+                    key.append(m.tensor([r.random() < 0.6 for _ in range(n)]))
+                else:
+                    key.append(slice(0, n, 2))
+            try:
+                y = x[tuple(key)]
+            except IndexError as e:
+                seen.append(str(e))
+                continue
+            seen.append((tuple(y.shape), y.stride() if y.numel() else None, y.tolist()))
+        assert seen[0] == seen[1], (trial, base, perm, kinds, seen)

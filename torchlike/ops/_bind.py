@@ -29,7 +29,7 @@ import numpy as np
 from .._device import device as _device
 from .._dtype import dtype as _dtype
 from .. import _grad_mode as _gm
-from .._tensor import Tensor
+from .._tensor import Tensor, _differentiable_dtype
 from . import _registry
 
 _declared = []
@@ -1263,6 +1263,8 @@ def _autograd_error(name, method, args, kwargs):
         return None
     inplace = method and (name.endswith("_") and not name.endswith("__") and name not in _NOT_WRITES or
                           name.startswith("__i") and name[3:-2] in _NUMBER_OPS)
+    if inplace and name == "copy_" and not _differentiable_dtype(args[0]._data.dtype):
+        return None  # (copy_ into an integer tensor is outside autograd)
     if inplace and "out" not in kwargs:
         try:
             _registry._check_autograd_inplace(args[0], tensors)

@@ -23,10 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
+from .._tensor import Tensor, _wrap, _wrap_dim, _type_string, _differentiable_dtype
 from .. import _grad_mode as _gm
 from ._util import _astype
-from . import _util
+from . import _layout, _util
 from ._registry import op, OpDef, _apply, _apply_inplace, _check_autograd_inplace, _scalar, _bucket
 from ._views import _view_apply, _aliased, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
 from ._bind import public
@@ -178,6 +178,64 @@ def _show_indices(names, statics, listed):
 
 
 _index_ops = {}
+
+
+def _index_geometry(src, tensors, spec, shape):
+    """The layout torch gives ``src[indices]``: TensorIterator's over src restrided (indexed dims moved to the
+    front if not adjacent, replaced by the indices' broadcast shape with stride 0) and the index tensors expanded
+    to that shape and viewed with size-1 dims around it (a mask's index tensors are the columns of its nonzero())."""
+    sizes, strides = _layout._sizes_strides(src)
+    slots, it = [], iter(tensors)
+    for s in spec:
+        if s is None:
+            slots.append(None)
+        else:
+            t = next(it)
+            slots.extend([_layout._sizes_strides(t)] if s < 0 else [((s,), (t.ndim,))] * t.ndim)
+    slots += [None] * (len(sizes) - len(slots))
+    pos = [d for d, x in enumerate(slots) if x is not None]
+    if pos != list(range(pos[0], pos[-1] + 1)):  # transposeToFront
+        order = pos + [d for d in range(len(sizes)) if d not in pos]
+        sizes, strides, slots = ([seq[d] for d in order] for seq in (sizes, strides, slots))
+        pos = list(range(len(pos)))
+    before, after = pos[0], len(sizes) - pos[-1] - 1
+    rep = tuple(np.broadcast_shapes(*(x[0] for x in slots if x is not None)))
+    ops = [(shape, tuple(strides[:before]) + (0,) * len(rep) + tuple(strides[len(strides) - after:]))]
+    viewed = (1,) * before + rep + (1,) * after
+    for x in slots:
+        if x is not None:
+            ops.append((viewed, _view_strides(rep, _expand_strides(*x, rep), viewed)))
+    return _layout._geometry(shape, _layout._ti_strides(shape, tuple(ops)))
+
+
+def _expand_strides(sizes, strides, target):
+    """torch's inferExpandGeometry: the strides of a tensor expanded to ``target``."""
+    n, lead = len(target), len(target) - len(sizes)
+    out = [0] * n
+    for i in range(n - 1, -1, -1):
+        d = i - lead
+        stride = strides[d] if d >= 0 else (target[i + 1] * out[i + 1] if i + 1 < n else 1)
+        out[i] = 0 if (sizes[d] if d >= 0 else 1) != target[i] else stride
+    return tuple(out)
+
+
+def _view_strides(sizes, strides, new):
+    """torch's computeStride: the strides of a view of (sizes, strides) as ``new`` (which only adds size-1 dims
+    here, so it always exists)."""
+    out = [0] * len(new)
+    if not sizes:
+        return tuple(1 for _ in new)
+    view_d, base, t_numel, v_numel = len(new) - 1, strides[-1], 1, 1
+    for d in range(len(sizes) - 1, -1, -1):
+        t_numel *= sizes[d]
+        if d == 0 or (sizes[d - 1] != 1 and strides[d - 1] != t_numel * base):
+            while view_d >= 0 and (v_numel < t_numel or new[view_d] == 1):
+                out[view_d] = v_numel * base
+                v_numel *= new[view_d]
+                view_d -= 1
+            if d > 0:
+                base, t_numel, v_numel = strides[d - 1], 1, 1
+    return tuple(out)
 
 
 def _padded_mask(statics):
@@ -413,7 +471,10 @@ def _getitem(self, index):
     for kind, *args in steps:
         t = _view_apply(_STEP_OPS[kind], t, tuple(args))
     if slots:
-        return _apply(_index_op(len(tensors)), (t, *tensors), (spec,))
+        out = _apply(_index_op(len(tensors)), (t, *tensors), (spec,))
+        if t._sgeom is not None or any(i._sgeom is not None for i in tensors):
+            out._sgeom = _index_geometry(t, tensors, spec, out._data.aval.shape)
+        return out
     if t is self:  # x[...], x[:, :]: a new tensor anyway
         return _view_apply(_alias, self, ())
     return t
@@ -598,7 +659,13 @@ def _setitem(self, index, value):
         value = value.view(_strip_leading_ones(value.shape))
         if tuple(value.shape) != cur:
             value = value.expand(cur)
-    if _gm._state.grad_enabled:
+    # torch writes with copy_ (same sizes or a value that is not 0-d), which leaves an integer target outside
+    # autograd altogether: no check, no node (one with history refuses the view it writes through)
+    plain = not slots and not (value.ndim == 0 and cur) and not _differentiable_dtype(self._data.dtype) and \
+        not self._requires_grad
+    if _gm._state.grad_enabled and not plain:
+        if steps and self._requires_grad and not _differentiable_dtype(self._data.dtype):
+            raise RuntimeError(f"Autograd not support dtype: {_type_string(self._data.dtype)[6:-6]}")  # (the view)
         _check_setitem_autograd(self, steps, value)
     if view and _aliased(self._sgeom):  # torch writes into the selected view, which may not overlap itself
         for kind, *args in steps:
@@ -623,8 +690,9 @@ def _setitem(self, index, value):
         # with item()) or copy_ (not fill_); index_put_ checked all its inputs first
         _check_input_overlap(self, tensors or (value,), False, parts)
     struct, ints = _split_steps(steps)
-    _apply_inplace(_setitem_op(name, len(tensors), not slots and copy), self, (self, value, *tensors),
-                   (struct, spec, False, ints), overlap)
+    with _gm.set_grad_enabled(_gm._state.grad_enabled and not plain):
+        _apply_inplace(_setitem_op(name, len(tensors), not slots and copy), self, (self, value, *tensors),
+                       (struct, spec, False, ints), overlap)
 
 
 # ----- index_select / gather / take_along_dim ------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from .._graph import _SavedTensor
-from .._tensor import Tensor, _wrap, _type_string
+from .._tensor import Tensor, _wrap, _type_string, _differentiable_dtype
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused
 from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply, _check_input_overlap
@@ -170,6 +170,7 @@ def _check_tensor_arg(fn_name, arg, position, value):
 def _check_float_inplace(self):
     """An in-place op whose result is floating (integer inputs computed as the default float) on an integer tensor."""
     if not _is_float(self._data):
+        _check_inplace(self)  # torch's autograd and memory-overlap checks come first
         raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to "
                            f"the desired output type {_type_word(self._data.dtype)}")
 
@@ -339,6 +340,8 @@ _BOOL_NEG = ("Negation, the `-` operator, on a bool tensor is not supported. If 
              "use the `~` or `logical_not()` operator instead.")
 _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
              "mask, use the `~` or `logical_not()` operator instead.")
+_BOOL_SUB2 = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+              "operator instead.")
 
 
 def _check_not_bool_neg(input):
@@ -979,8 +982,7 @@ def _check_bool_sub(a, b):
     """torch rejects `-` with any bool operand."""
     ab, bb = _is_bool(a), _is_bool(b)
     if ab and bb:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise RuntimeError(_BOOL_SUB2)
     if ab or bb:
         raise RuntimeError(_BOOL_SUB)
 
@@ -1186,8 +1188,9 @@ def _pow(self, exponent, *, dtype):
 
 
 @_pow.derivative
-def _(grad, self, exponent, result, dtype):
-    _bool_operand(_BOOL_SUB, exponent)  # (self's gradient: exponent - 1)
+def _(grad, self, exponent, result, dtype, grad_input_mask):
+    if grad_input_mask[0]:  # (self's gradient: exponent - 1)
+        _bool_operand(_BOOL_SUB, exponent)
     x, e = self.astype(dtype), exponent.astype(dtype)
     gx = jnp.where(e == 0, 0, grad * jnp.conj(e * jnp.power(x, e - 1)))
     return gx, _exponent_grad(grad, x, e, result)
@@ -1236,8 +1239,9 @@ def _atan2(self, other, *, dtype):
 
 
 @_atan2.derivative
-def _(grad, self, other, dtype):
-    _bool_operand(_BOOL_NEG, self)  # (other's gradient: -self / ...)
+def _(grad, self, other, dtype, grad_input_mask):
+    if grad_input_mask[1]:  # (other's gradient: -self / ...)
+        _bool_operand(_BOOL_NEG, self)
     x, y = self.astype(dtype), other.astype(dtype)
     d = x * x + y * y
     r = jnp.where(d == 0, 0, 1 / d)  # torch: zero gradient at the origin (and NaN in its derivative there)
@@ -1543,11 +1547,16 @@ _lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, 
     grad * (1 - weight.astype(dtype)), grad * weight.astype(dtype)), nondiff=("weight",), saved=_as_number("weight"),
     refuse={"biu": "lerp_kernel_scalar"})
 # torch saves self and end only for weight's gradient
+def _lerp_tensor_grad(grad, self, end, weight, dtype, grad_input_mask):
+    if grad_input_mask[0]:  # (self's gradient: 1 - weight, with a 0-d bool weight)
+        _bool_operand(_BOOL_SUB2, weight)
+    return (grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
+            None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype)))
+
+
 _lerp_tensor = _entry("LerpBackward1", {"self": ("weight",), "end": ("weight",), "weight": ()}, _lerp_forward,
-                      lambda grad, self, end, weight, dtype: (
-                          grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
-                          None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype))),
-                      refuse={"biu": "lerp_kernel_tensor"})
+                      _lerp_tensor_grad, refuse={"biu": "lerp_kernel_tensor"}, real_grads=False)  # (no
+# handle_r_to_c in torch's formula)
 
 
 
@@ -2159,8 +2168,11 @@ def _fill_(self, value):
 @public(name="copy_", function=False)
 def _copy_(self, src, non_blocking=False):
     """Copy src's values (a tensor, broadcast and cast to self's dtype, or a number) into self
-    (torch::autograd::CopyBackwards)."""
-    _check_autograd_inplace(self, (src,))
+    (torch::autograd::CopyBackwards). An integer target is outside autograd altogether (torch: no check, no
+    node; its history, if it has one, stays)."""
+    plain = not _differentiable_dtype(self._data.dtype)
+    if not plain:
+        _check_autograd_inplace(self, (src,))
     if not isinstance(src, Tensor):
         if not isinstance(_number(src), (bool, int, float, complex)):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
@@ -2171,6 +2183,9 @@ def _copy_(self, src, non_blocking=False):
     if jnp.broadcast_shapes(self._data.shape, src._data.shape) != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(jnp.broadcast_shapes(self._data.shape, src._data.shape))}")
+    if plain and _gm._state.grad_enabled:
+        with _gm.no_grad():
+            return _apply_inplace(_copy_from, self, (self, src), ())
     return _apply_inplace(_copy_from, self, (self, src), ())
 
 
