@@ -280,3 +280,9 @@ def test_advanced_index_result_layout_follows_torchs_tensoriterator():
                 continue
             seen.append((tuple(y.shape), y.stride() if y.numel() else None, y.tolist()))
         assert seen[0] == seen[1], (trial, base, perm, kinds, seen)
+
+
+@pytest.mark.parametrize("case", [((3,), (1, 3)), ((3,), (2, 1, 3)), ((1, 3), (1, 1, 3)), ((2, 1), (1, 2, 4)),
+                                  ((2, 1), (1, 1, 2, 1)), ((), (1, 1))])
+def test_expand_strides_of_new_dims(case):
+    _same(lambda m: m.zeros(case[0]).expand(*case[1]).stride())

@@ -28,11 +28,12 @@ from .. import _grad_mode as _gm
 from ._util import _astype
 from . import _layout, _util
 from ._registry import op, OpDef, _apply, _apply_inplace, _check_autograd_inplace, _scalar, _bucket
-from ._views import _view_apply, _aliased, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK
+from ._views import _view_apply, _aliased, _overlaps, _laid_out, _check_input_overlap, _OWN_INPUT_CHECK, \
+    _compute_stride
 from ._bind import public
 from .creation import _check_fits
 from ._out import _write_out
-from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias
+from .shape import _select, _select_raw, _slice, _slice_raw, _slice_length, _unsqueeze, _alias, _expand_geom
 
 _INT64_MAX = (1 << 63) - 1
 _NUMBER = (bool, int, float, complex, np.number, np.bool_)
@@ -204,38 +205,8 @@ def _index_geometry(src, tensors, spec, shape):
     viewed = (1,) * before + rep + (1,) * after
     for x in slots:
         if x is not None:
-            ops.append((viewed, _view_strides(rep, _expand_strides(*x, rep), viewed)))
+            ops.append((viewed, _compute_stride(rep, _expand_geom(*x, 0, rep)[1], viewed)))
     return _layout._geometry(shape, _layout._ti_strides(shape, tuple(ops)))
-
-
-def _expand_strides(sizes, strides, target):
-    """torch's inferExpandGeometry: the strides of a tensor expanded to ``target``."""
-    n, lead = len(target), len(target) - len(sizes)
-    out = [0] * n
-    for i in range(n - 1, -1, -1):
-        d = i - lead
-        stride = strides[d] if d >= 0 else (target[i + 1] * out[i + 1] if i + 1 < n else 1)
-        out[i] = 0 if (sizes[d] if d >= 0 else 1) != target[i] else stride
-    return tuple(out)
-
-
-def _view_strides(sizes, strides, new):
-    """torch's computeStride: the strides of a view of (sizes, strides) as ``new`` (which only adds size-1 dims
-    here, so it always exists)."""
-    out = [0] * len(new)
-    if not sizes:
-        return tuple(1 for _ in new)
-    view_d, base, t_numel, v_numel = len(new) - 1, strides[-1], 1, 1
-    for d in range(len(sizes) - 1, -1, -1):
-        t_numel *= sizes[d]
-        if d == 0 or (sizes[d - 1] != 1 and strides[d - 1] != t_numel * base):
-            while view_d >= 0 and (v_numel < t_numel or new[view_d] == 1):
-                out[view_d] = v_numel * base
-                v_numel *= new[view_d]
-                view_d -= 1
-            if d > 0:
-                base, t_numel, v_numel = strides[d - 1], 1, 1
-    return tuple(out)
 
 
 def _padded_mask(statics):

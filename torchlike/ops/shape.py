@@ -913,9 +913,15 @@ def _(sizes, strides, offset, dim):
 
 
 @_rule(_expand)
-def _(sizes, strides, offset, size):
-    lead = len(size) - len(sizes)
-    new = [0] * lead + [0 if n != m else s for n, m, s in zip(sizes, size[lead:], strides)]
+def _expand_geom(sizes, strides, offset, size):
+    """torch's inferExpandGeometry: a broadcast dim gets stride 0, a new leading dim of size 1 the stride of the
+    dims after it (none for a 0-d tensor)."""
+    n, lead = len(size), len(size) - len(sizes)
+    new = [0] * n
+    for i in range(n - 1, -1, -1) if sizes else ():
+        d = i - lead
+        stride = strides[d] if d >= 0 else (size[i + 1] * new[i + 1] if i + 1 < n else 1)
+        new[i] = 0 if (sizes[d] if d >= 0 else 1) != size[i] else stride
     return tuple(size), tuple(new), offset
 
 
