@@ -286,3 +286,46 @@ def test_advanced_index_result_layout_follows_torchs_tensoriterator():
                                   ((2, 1), (1, 1, 2, 1)), ((), (1, 1))])
 def test_expand_strides_of_new_dims(case):
     _same(lambda m: m.zeros(case[0]).expand(*case[1]).stride())
+
+
+@pytest.mark.parametrize("writes", [0, 1, 2])
+@pytest.mark.parametrize("leaf_at_save", [False, True])
+def test_saved_tensor_detached_after_in_place_writes(writes, leaf_at_save):
+    """The version error (and backward) after a saved tensor was written in place and then detach_()-ed: torch
+    decides by whether the tensor had history when it was saved."""
+    def fn(m):
+        x = m.tensor([[0.5], [2.]], dtype=m.float64, requires_grad=True)
+        t = m.tensor([[1.], [3.]], dtype=m.float64) if leaf_at_save else x * 1
+        y = m.clamp(t, max=x)
+        for _ in range(writes):
+            t.mul_(x)
+        t.detach_()
+        out = []
+        for read in (lambda: y.grad_fn._saved_self, lambda: m.autograd.grad(y.sum(), x)):
+            try:
+                out.append(_plain(read()))
+            except RuntimeError as e:
+                out.append(str(e).splitlines()[0])
+        return out
+    _same(fn)
+
+
+_BLAS = {"addmm": lambda m, c, a, b, kw: m.addmm(c, a, b, **kw),
+         "baddbmm": lambda m, c, a, b, kw: m.baddbmm(c, a.unsqueeze(0).expand(2, -1, -1), b.unsqueeze(0), **kw),
+         "addbmm": lambda m, c, a, b, kw: m.addbmm(c, a.unsqueeze(0), b.unsqueeze(0), **kw),
+         "addmv": lambda m, c, a, b, kw: m.addmv(c.expand(1), a, b[:, 0], **kw),
+         "addr": lambda m, c, a, b, kw: m.addr(c, a[0], b[:, 0], **kw),
+         "addr_": lambda m, c, a, b, kw: m.zeros(1, 3, dtype=c.dtype).addr_(a[0, :1], b[:, 0], **kw)}
+
+
+@pytest.mark.parametrize("kw", [dict(beta=0.5, alpha=2.7), dict(beta=1, alpha=-1.5), dict(beta=0, alpha=2),
+                                dict(beta=True), dict(alpha=False), dict(beta=2, alpha=3)])
+@pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
+@pytest.mark.parametrize("name", sorted(_BLAS))
+def test_blas_scalars_take_the_tensors_dtype(name, dtype, kw):
+    """beta and alpha are converted to the op's dtype as torch does (0.5 is 0 for integers; bool is logical)."""
+    def fn(m):
+        dt = getattr(m, dtype)
+        a = m.tensor([[2, 3, 0]]).to(dt)
+        return _BLAS[name](m, m.tensor(5).to(dt), a, a.t() * 1 if dtype != "bool" else a.t(), kw)
+    _same(fn)

@@ -303,7 +303,7 @@ class Tensor:
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         if self._grad_fn is not None:  # saved tensors of later nodes refuse to unpack (torch)
-            self._detached = (self._grad_fn._seq, next(_seq_counter), self._output_nr)
+            self._detached = (_history_start(self._grad_fn), next(_seq_counter), self._output_nr)
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
@@ -629,6 +629,16 @@ class Size(tuple):
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+def _history_start(node):
+    """The sequence number of the first node of a tensor's history, from its grad_fn back through the in-place
+    writes into it (each links the tensor's previous node first): whether a node that saved the tensor saw it
+    without history (a leaf) is decided against it."""
+    while node.next_functions and node.next_functions[0][0] is not None and \
+            0 < node.next_functions[0][0]._seq < node._seq:
+        node = node.next_functions[0][0]
+    return node._seq
 
 
 def _differentiable_dtype(np_dtype):

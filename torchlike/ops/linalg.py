@@ -279,7 +279,18 @@ def outer(input, vec2):
 
 # ----- addmm, baddbmm --------------------------------------------------------------------------------------
 def _scaled(x, s):
-    return x if s == 1 else x * s
+    """x * s, s in x's dtype as torch converts a scalar (an integer tensor truncates 0.5 to 0)."""
+    if s == 1:
+        return x
+    return x * (int(s.real if isinstance(s, complex) else s) if jnp.issubdtype(x.dtype, jnp.integer) else s)
+
+
+def _add_scaled(self, prod, beta, alpha):
+    """beta * self + alpha * prod (torch ignores self, even NaN/inf in it, when beta is 0)."""
+    out = _scaled(prod, alpha)
+    if beta == 0:
+        return jnp.broadcast_to(out, jnp.broadcast_shapes(self.shape, out.shape))
+    return out + _scaled(self, beta)
 
 
 def _conj_scalar(s):
@@ -289,10 +300,7 @@ def _conj_scalar(s):
 @op("AddmmBackward0", save={"mat1": ("mat2",), "mat2": ("mat1",)},
     attrs=("alpha", "beta", "mat1_sym_sizes", "mat2_sym_sizes"))
 def _addmm(self, mat1, mat2, *, beta, alpha):
-    out = _scaled(jnp.matmul(mat1, mat2), alpha)
-    if beta == 0:  # torch ignores self (even NaN/inf in it) when beta is 0
-        return jnp.broadcast_to(out, jnp.broadcast_shapes(self.shape, out.shape))
-    return out + _scaled(self, beta)
+    return _add_scaled(self, jnp.matmul(mat1, mat2), beta, alpha)
 
 
 @_addmm.derivative

@@ -31,7 +31,8 @@ from .other import cumprod
 from .pointwise import where
 from .reduction import _linalg_vector_norm
 from .shape import cat
-from .linalg import mm, _broadcast_batch, _check_expand, _word, _x, _not_for_bool, _conj_t
+from .linalg import mm, _broadcast_batch, _check_expand, _word, _x, _not_for_bool, _conj_t, _scaled, \
+    _add_scaled, _conj_scalar
 
 
 class LinAlgError(RuntimeError):
@@ -517,21 +518,6 @@ def _(grads):
     raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
 
 
-def _scaled(x, s):
-    return x if s == 1 else x * s
-
-
-def _conj_s(s):
-    return s.conjugate() if isinstance(s, complex) else s
-
-
-def _add_scaled(self, prod, beta, alpha):
-    out = _scaled(prod, alpha)
-    if beta == 0:
-        return jnp.broadcast_to(out, jnp.broadcast_shapes(self.shape, out.shape)).astype(out.dtype)
-    return out + _scaled(self, beta)
-
-
 @op("AddbmmBackward0", save={"batch1": ("batch2",), "batch2": ("batch1",)}, attrs=("alpha", "beta"))
 def _addbmm(self, batch1, batch2, *, beta, alpha):
     return _add_scaled(self, jnp.einsum("bij,bjk->ik", batch1, batch2), beta, alpha)
@@ -539,8 +525,8 @@ def _addbmm(self, batch1, batch2, *, beta, alpha):
 
 @_addbmm.derivative
 def _(grad, batch1, batch2, beta, alpha):
-    g = _scaled(grad, _conj_s(alpha))
-    return (_scaled(grad, _conj_s(beta)),
+    g = _scaled(grad, _conj_scalar(alpha))
+    return (_scaled(grad, _conj_scalar(beta)),
             None if batch2 is None else jnp.broadcast_to(g, (batch2.shape[0],) + g.shape) @ _conj_t(batch2),
             None if batch1 is None else _conj_t(batch1) @ g)
 
@@ -552,20 +538,22 @@ def _addmv(self, mat, vec, *, beta, alpha):
 
 @_addmv.derivative
 def _(grad, mat, vec, beta, alpha):
-    g = _scaled(grad, _conj_s(alpha))
-    return (_scaled(grad, _conj_s(beta)), None if vec is None else g[:, None] * jnp.conj(vec)[None, :],
+    g = _scaled(grad, _conj_scalar(alpha))
+    return (_scaled(grad, _conj_scalar(beta)), None if vec is None else g[:, None] * jnp.conj(vec)[None, :],
             None if mat is None else _conj_t(mat) @ g)
 
 
 @op("AddrBackward0", save={"vec1": ("vec2",), "vec2": ("vec1",)}, attrs=("alpha", "beta"))
 def _addr(self, vec1, vec2, *, beta, alpha):
-    return _add_scaled(self, vec1[:, None] * vec2[None, :], beta, alpha)
+    if vec1.dtype == bool and vec2.dtype == bool and self.dtype == bool:  # torch: logical and / or
+        return (bool(beta) & self) | (bool(alpha) & vec1[:, None] & vec2[None, :])
+    return _add_scaled(self, _scaled(vec1, alpha)[:, None] * vec2[None, :], beta, 1)  # (torch: alpha * vec1 * vec2)
 
 
 @_addr.derivative
 def _(grad, vec1, vec2, beta, alpha):
-    g = _scaled(grad, _conj_s(alpha))
-    return (_scaled(grad, _conj_s(beta)), None if vec2 is None else g @ jnp.conj(vec2),
+    g = _scaled(grad, _conj_scalar(alpha))
+    return (_scaled(grad, _conj_scalar(beta)), None if vec2 is None else g @ jnp.conj(vec2),
             None if vec1 is None else jnp.conj(vec1) @ g)
 
 
@@ -588,6 +576,17 @@ def _check_addr(input, vec1, vec2):
     _check_expand(input, (vec1.shape[0], vec2.shape[0]))
 
 
+def _check_addr_scalars(input, vec1, vec2, beta, alpha):
+    """torch's addr refuses scalars its (promoted) result type cannot take: bool ones for a non-bool result,
+    floating ones for an integer result."""
+    kind = jnp.result_type(input._data.dtype, vec1._data.dtype, vec2._data.dtype).kind
+    for name, s in (("beta", beta), ("alpha", alpha)):
+        if isinstance(s, bool) and kind != "b":
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if isinstance(s, (float, complex)) and kind in "biu":
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+
+
 def _check_addbmm(input, batch1, batch2):
     for name, b in (("batch1", batch1), ("batch2", batch2)):
         if b.ndim != 3:
@@ -603,6 +602,7 @@ def _check_addbmm(input, batch1, batch2):
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
     _check_expand(input, (batch1.shape[1], batch2.shape[2]))
+    _not_for_bool("addmm_impl_cpu_", input)
 
 
 def _addmv_(self, mat, vec, *, beta=1, alpha=1):
@@ -619,6 +619,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
     _check_addr(self, vec1, vec2)
+    _check_addr_scalars(self, vec1, vec2, beta, alpha)
     return _apply_inplace(_addr, self, (self, vec1, vec2), (beta, alpha))
 
 
@@ -626,6 +627,7 @@ def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2) (AddrBackward0)."""
     _check_addr(input, vec1, vec2)
+    _check_addr_scalars(input, vec1, vec2, beta, alpha)
     return _out(_apply(_addr, (input, vec1, vec2), (beta, alpha)), out)
 
 
