@@ -329,3 +329,30 @@ def test_blas_scalars_take_the_tensors_dtype(name, dtype, kw):
         a = m.tensor([[2, 3, 0]]).to(dt)
         return _BLAS[name](m, m.tensor(5).to(dt), a, a.t() * 1 if dtype != "bool" else a.t(), kw)
     _same(fn)
+
+
+@pytest.mark.parametrize("name", ["log_", "sin_", "sqrt_", "exp_", "tanh_", "sigmoid_", "rsqrt_", "reciprocal_",
+                                  "log1p_", "expm1_", "atan_", "erf_", "digamma_", "lgamma_", "logit_", "acos_",
+                                  "cosh_", "log2_", "exp2_", "sinc_", "erfinv_", "i0_"])
+@pytest.mark.parametrize("history", [False, True])
+def test_float_in_place_on_integer_tensor(name, history):
+    """torch's autograd kernel clones the input its formula saves before its own dtype refusal."""
+    def fn(m):
+        x0 = m.tensor([1, 2, 3])
+        if history:
+            x0.le_(m.tensor(0.5, requires_grad=True))
+        return getattr(x0, name)()
+    _same(fn)
+
+
+def test_copyslices_cannot_run_again_after_its_graph_was_freed():
+    """A create_graph gradient that reaches back through a CopySlices of a freed graph (retain_graph=False)."""
+    def fn(m):
+        x0 = m.tensor([0.3, -0.7], dtype=m.float32)
+        x1 = m.tensor([[0.5], [-1.2]], dtype=m.float64, requires_grad=True)
+        x2 = m.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, -0.6]], dtype=m.float64, requires_grad=True)
+        x0[:1] = x2.sum()
+        total = x0.double().sum() + m.remainder(x0, x1).sum()
+        total.backward(create_graph=True, retain_graph=False)
+        return m.autograd.grad(x1.grad.sum(), [x1, x2], allow_unused=True)
+    assert _same(fn)[0] == "error"

@@ -55,6 +55,7 @@ class Node:
     _seq = 0
     next_functions = ()
     _for_backward = ()  # saved tensors (None: a slot not needed); _FREED once a backward released them
+    _release_always = False  # released by a backward without retain_graph even with nothing saved (CopySlices)
     _out_meta = ()  # per forward output: its jax aval (ShapedArray: .shape, .dtype)
     _pre_hooks = None  # dict id -> fn(grad_outputs)
     _post_hooks = None  # dict id -> fn(grad_inputs, grad_outputs)
@@ -123,6 +124,8 @@ class Node:
         if saved:
             self._for_backward = _ALL_FREED if None not in saved else tuple([None if s is None else _FREED
                                                                                 for s in saved])
+        elif self._release_always:  # torch's CopySlices drops its fn: it cannot run again, even with nothing saved
+            self._for_backward = _ALL_FREED
 
 
 class AccumulateGrad(Node):

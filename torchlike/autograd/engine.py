@@ -157,7 +157,7 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                     break
             else:  # no gradient reached this node: nothing to compute (custom Functions still run, as in torch)
                 outputs = node._apply(grads) if node._runs_without_grads else [None] * len(node.next_functions)
-            if not keep_graph and node._for_backward:
+            if not keep_graph and (node._for_backward or node._release_always):
                 node._release()
             if node._post_hooks:
                 outputs = _call_post_hooks(node, outputs, grads)

@@ -187,6 +187,7 @@ class OpDef:
             if raw is not None:
                 props["_raw_saved_" + name] = property(lambda node, f=raw: f(node, _SavedValues(node, raw_getters)))
         # torch's C++ nodes named "torch::autograd::CopySlices" are instances of class CopySlices
+        props["_release_always"] = node_name == "torch::autograd::CopySlices"  # (its fn goes: see Node._release)
         self.node_cls = type(class_name or node_name.rpartition("::")[2], (_OpNode,), props)
 
     def _xcache_key(self):

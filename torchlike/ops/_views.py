@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _grad_mode as _gm
-from .._graph import Node
+from .._graph import Node, _ALL_FREED, _FREED_MSG
 from .._tensor import Tensor, _NO_VC, _contiguous_strides, _new, _seq_counter, _wrap
 from ._registry import op, _apply, _check_inplace
 from ._bind import public
@@ -581,14 +581,20 @@ class CopySlices(Node):
         self._out_meta = (base._data.aval,)
         self._anomaly_trace = fn._anomaly_trace
 
+    _released = False  # torch's release_variables drops fn: the node cannot run again (even with nothing saved)
+    _release_always = True
+
     @property
     def _for_backward(self):
-        return self._fn._for_backward
+        return _ALL_FREED if self._released else self._fn._for_backward
 
     def _release(self):
         self._fn._release()
+        self._released = True
 
     def _apply(self, grads, mask=None):
+        if self._released:
+            raise RuntimeError(_FREED_MSG)
         if mask is None:
             mask = self._mask
         grad = grads[0]

@@ -167,10 +167,14 @@ def _check_tensor_arg(fn_name, arg, position, value):
                         f"{_type_name(value)}") from None
 
 
-def _check_float_inplace(self):
-    """An in-place op whose result is floating (integer inputs computed as the default float) on an integer tensor."""
+def _check_float_inplace(self, entry):
+    """An in-place op whose result is floating (integer inputs computed as the default float) on an integer tensor
+    (``entry``: the op's table entry)."""
     if not _is_float(self._data):
         _check_inplace(self)  # torch's autograd and memory-overlap checks come first
+        if self._requires_grad and _gm._state.grad_enabled and any(s[1] == "in" for s in entry.saves):
+            # (torch's autograd kernel first clones the input its formula saves: an integer clone with history)
+            raise RuntimeError(f"Autograd not support dtype: {_type_word(self._data.dtype)}")
         raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to "
                            f"the desired output type {_type_word(self._data.dtype)}")
 
@@ -209,7 +213,7 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
         if check is not None:
             check(self)
         if kind == "float":
-            _check_float_inplace(self)
+            _check_float_inplace(self, inplace_entry or entry)
         if kind == "round" and self._data.dtype.kind in "iu":
             _check_inplace(self)
             self._version_counter().version += 1
@@ -512,7 +516,7 @@ _logit = _entry("LogitBackward0", ("self",), _logit_forward, _logit_derivative, 
 
 
 def _logit_(self, eps=None):
-    _check_float_inplace(self)
+    _check_float_inplace(self, _logit)
     return _apply_inplace(_logit, self, (self,), (eps,))
 
 

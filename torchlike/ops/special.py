@@ -46,7 +46,7 @@ def _polygamma_method(self, n):
 
 
 def _polygamma_(self, n):
-    _check_float_inplace(self)
+    _check_float_inplace(self, _polygamma_op)
     return _apply_inplace(_polygamma_op, self, (self,), (int(n),))
 
 
