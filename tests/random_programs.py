@@ -97,6 +97,14 @@ KEPT = {
                "Bool', seed 51096) or refuses the dtype; here the formula is one op and the gradient is refused as "
                "in first order. Checked where backward runs: such programs differentiate once",
         "when": lambda X, a, b, c: False},
+    "complex_division_by_zero": {
+        "why": "README: a complex division by zero: torch's result depends on its CPU kernel's path (the vectorized "
+               "one gives NaN, the scalar one c10::complex's infinities), also inside backward formulas (seeds "
+               "55642, 56691); torchlike always gives c10::complex's",
+        "when": lambda X, a, b, c: X.name in ("div", "divide", "true_divide", "div_s", "rdiv_s", "div_", "divide_",
+                                              "true_divide_", "itruediv", "reciprocal", "reciprocal_", "out") and
+        any(hasattr(t, "dtype") and _is(t, "complex") for t in (a, b, c)) and
+        any(hasattr(t, "dtype") and bool((t == 0).any()) for t in (a, b, c))},
     "cat_out_is_input": {
         "why": "README: cat(..., out=x) where x is one of the inputs: torch resizes x to the result's shape before it "
                "refuses the overlap, so x is left resized over uninitialized memory (seed 52908); torchlike refuses "

@@ -356,3 +356,34 @@ def test_copyslices_cannot_run_again_after_its_graph_was_freed():
         total.backward(create_graph=True, retain_graph=False)
         return m.autograd.grad(x1.grad.sum(), [x1, x2], allow_unused=True)
     assert _same(fn)[0] == "error"
+
+
+def test_second_order_does_not_reach_inputs_the_gradient_does_not_use():
+    """A create_graph formula computes every input's gradient as one op; the second order through one of its
+    outputs reaches only the inputs that output depends on (torch's separate formulas), not a freed node."""
+    def fn(m):
+        x0 = m.tensor([[-0.7, -0.2, -0.4], [1.2, -0.9, -0.1]], dtype=m.float64, requires_grad=True)
+        x2 = x0.round()
+        t = x0 * 1
+        t.mul_(x2)
+        (x2.sum() + t.sum()).backward(create_graph=True, retain_graph=False)
+        return x0.grad, m.autograd.grad(x0.grad.sum(), x0)
+    _same(fn)
+
+
+@pytest.mark.parametrize("name", ["div", "mul", "atan2", "hypot", "pow", "maximum"])
+@pytest.mark.parametrize("which", ["self", "other", "both", "view_without_edge"])
+def test_saved_tensors_used_by_two_formulas_are_always_saved(name, which):
+    """torch guards a saved tensor by an input's need only when one formula uses it."""
+    def fn(m):
+        x0 = m.tensor([0.99, 1.5], requires_grad=True)
+        if which == "view_without_edge":
+            with m.no_grad():
+                a = x0.view(2)
+            b = a
+        else:
+            a = m.tensor([0.5, 0.7], requires_grad=which != "other")
+            b = m.tensor([1.5, 0.3], requires_grad=which != "self")
+        node = getattr(m, name)(a, b).grad_fn
+        return [getattr(node, f"_saved_{k}", "absent") for k in ("self", "other", "result", "exponent")]
+    _same(fn)

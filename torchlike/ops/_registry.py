@@ -149,7 +149,8 @@ class OpDef:
         self.saves = []
         diff_names = [self.inputs[i] for i in self.diff]
         for name, needed_by in save.items():
-            needed = tuple(diff_names.index(n) for n in needed_by)
+            # torch guards a save by one input's need only: a tensor two formulas use is always saved
+            needed = tuple(diff_names.index(n) for n in needed_by) if len(needed_by) == 1 else ()
             if name in self.inputs:
                 self.saves.append((name, "in", self.inputs.index(name), needed))
             else:  # ("nout": an output torch does not differentiate, saved without history)
@@ -286,6 +287,7 @@ class OpDef:
                 raise TypeError(f"{self.name}: an op with dynamic statics needs a derivative")
             fwd = self.forward
             static_kw = dict(zip(self.statics, statics))
+            formula_node = isinstance(self, _FnOp) and self._formula
             if not set(self.inputs) <= set(saved_names):
                 raise TypeError(f"{self.name}: an op without a derivative must save all its inputs")
 
@@ -303,8 +305,15 @@ class OpDef:
                     outs = fwd(*args, **static_kw)
                     return tuple((outs,) if single else outs)
 
-                outs, vjp = jax.vjp(lambda *a: tuple(f(*a)[k] for k in given), *[full[j] for j in wanted])
+                def selected(*a):
+                    return tuple(f(*a)[k] for k in given)
+                primals = [full[j] for j in wanted]
+                outs, vjp = jax.vjp(selected, *primals)
                 res = _conj_tree(vjp(tuple(_cotangent(grads[k], o) for k, o in zip(given, outs))))
+                if formula_node:  # a create_graph formula: an input none of those outputs depends on gets no
+                    # gradient (None, as torch's separate formulas give): backward does not reach its node
+                    used = set().union(set(), *_dependencies(selected, primals, self.fused_backward))
+                    res = [r if p in used else None for p, r in enumerate(res)]
                 it = iter(res)
                 return tuple(next(it) if m else None for m in mask)
             wanted_names = self.inputs
