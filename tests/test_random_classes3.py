@@ -387,3 +387,32 @@ def test_saved_tensors_used_by_two_formulas_are_always_saved(name, which):
         node = getattr(m, name)(a, b).grad_fn
         return [getattr(node, f"_saved_{k}", "absent") for k in ("self", "other", "result", "exponent")]
     _same(fn)
+
+
+@pytest.mark.parametrize("order", ["tensor_bool", "bool_tensor"])
+def test_gradient_through_a_bool_factor_keeps_inf_times_zero_nan(order):
+    """XLA rewrites x * convert(bool) as a select; torch's product gives NaN for inf * False."""
+    def fn(m):
+        x0 = m.tensor([[0.5], [2.]], dtype=m.float64, requires_grad=True)
+        b = m.tensor([[False, True, False], [True, False, False]])
+        y = x0 * b if order == "tensor_bool" else b * x0
+        return m.autograd.grad(y, x0, grad_outputs=m.full((2, 3), float("inf"), dtype=m.float64))
+    _same(fn)
+
+
+@pytest.mark.parametrize("name", ["atan2_", "atan2_bad_shape", "add_bad_shape", "mul_", "mul_grad", "pow_", "log_",
+                                  "div_", "sub_", "copy_"])
+def test_in_place_on_integer_tensor_with_history(name):
+    """torch clones an in-place target its formula saves before the op's own checks: for an integer target with
+    history the clone fails ('Autograd not support dtype'); ops that do not save it reach their own checks."""
+    def fn(m):
+        x1 = m.tensor([0.5, -0.2, 0.9], requires_grad=True)
+        t = m.tensor([[[True, False, True]], [[False, True, True]]])
+        t[m.tensor([[[True, True, True]], [[False, True, False]]])] = x1[0]
+        {"atan2_": lambda: t.atan2_(m.tensor([True, False, True])),
+         "atan2_bad_shape": lambda: t.atan2_(m.tensor([[True], [False]])),
+         "add_bad_shape": lambda: t.add_(m.tensor([[1], [0]])), "mul_": lambda: t.mul_(m.tensor([True, False, True])),
+         "mul_grad": lambda: t.mul_(x1), "pow_": lambda: t.pow_(2), "log_": lambda: t.log_(),
+         "div_": lambda: t.div_(x1), "sub_": lambda: t.sub_(x1), "copy_": lambda: t.copy_(x1)}[name]()
+        return t, t.grad_fn.name() if t.grad_fn is not None else None
+    _same(fn)

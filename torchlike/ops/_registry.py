@@ -659,6 +659,16 @@ def _check_autograd_inplace(target, others=()):
                                "operation.")
 
 
+def _check_integer_target(op, target, args):
+    """torch's autograd kernel of an in-place op clones the target when its formula saves it (before the op's
+    own checks): an integer target with history fails there, as its clone cannot take a node."""
+    if target._requires_grad and _gm._state.grad_enabled and target._data.dtype.kind in "biu":
+        for _, kind, index, needed in op.saves:
+            if kind == "in" and index == 0 and (not needed or any(
+                    args[op.diff[j]] is not None and args[op.diff[j]]._requires_grad for j in needed)):
+                raise RuntimeError(f"Autograd not support dtype: {_type_string(target._data.dtype)[6:-6]}")
+
+
 def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     """Run op on args (target among them) and write the result into target: rebind, bump version, rebase.
     ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
@@ -666,6 +676,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     if _hook is not None and not _hooked:
         return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
     _check_inplace(target, overlap, args)
+    _check_integer_target(op, target, args)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
         _views._check_input_overlap(target, args[1:])
     arrays = [a._data if a is not None else None for a in args]

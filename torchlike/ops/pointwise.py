@@ -21,7 +21,8 @@ from .. import _dtype
 from .._graph import _SavedTensor
 from .._tensor import Tensor, _wrap, _type_string, _differentiable_dtype
 from .. import _grad_mode as _gm
-from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused
+from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused, \
+    _check_integer_target
 from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply, _check_input_overlap
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
@@ -172,9 +173,7 @@ def _check_float_inplace(self, entry):
     (``entry``: the op's table entry)."""
     if not _is_float(self._data):
         _check_inplace(self)  # torch's autograd and memory-overlap checks come first
-        if self._requires_grad and _gm._state.grad_enabled and any(s[1] == "in" for s in entry.saves):
-            # (torch's autograd kernel first clones the input its formula saves: an integer clone with history)
-            raise RuntimeError(f"Autograd not support dtype: {_type_word(self._data.dtype)}")
+        _check_integer_target(entry, self, (self,))
         raise RuntimeError(f"result type {_type_word(_dtype.get_default_dtype()._np)} can't be cast to "
                            f"the desired output type {_type_word(self._data.dtype)}")
 
@@ -961,6 +960,7 @@ def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None,
     """``self.op_(other)``: torch's checks in its order (leaf, the op's own ``check``, shape, cast, ``alpha``),
     then computes in self's dtype."""
     _check_inplace(self, others=(other,))
+    _check_integer_target(entry, self, (self, _wrap_scalar(other)))
     if check is not None:
         check(self, other)
     _check_inplace_shape(self, other)
@@ -1064,9 +1064,15 @@ def _mul(self, other, *, dtype):
 
 @_mul.derivative
 def _(grad, self, other, dtype):
-    ga = grad * jnp.conj(other.astype(dtype)) if other is not None else None
-    gb = grad * jnp.conj(self.astype(dtype)) if self is not None else None
+    ga = grad * jnp.conj(_factor(other, dtype)) if other is not None else None
+    gb = grad * jnp.conj(_factor(self, dtype)) if self is not None else None
     return ga, gb
+
+
+def _factor(x, dtype):
+    """x in dtype as a factor of a product: a bool one behind a barrier, since XLA rewrites x * convert(b) as a
+    select (0 where torch's inf * 0 is NaN)."""
+    return jax.lax.optimization_barrier(x.astype(dtype)) if x.dtype == bool else x.astype(dtype)
 
 
 def _cdiv(a, b):
