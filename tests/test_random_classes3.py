@@ -416,3 +416,17 @@ def test_in_place_on_integer_tensor_with_history(name):
          "div_": lambda: t.div_(x1), "sub_": lambda: t.sub_(x1), "copy_": lambda: t.copy_(x1)}[name]()
         return t, t.grad_fn.name() if t.grad_fn is not None else None
     _same(fn)
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_real_value_written_into_complex_tensor_gradients(k):
+    """Only copy_'s formula turns a complex gradient real for a real value; fill_'s and index_put_'s refuse."""
+    def fn(m):
+        x1 = m.ones(2, 3, dtype=m.complex128, requires_grad=True) * 1
+        v = m.tensor([0.5, 1., 2.], dtype=m.float64, requires_grad=True)
+        key, value = [(0, v.sum()), (0, v), (Ellipsis, v.sum()), ((0, 1), v.sum()),
+                      ((0, m.tensor([0, 2])), v[:2]), (slice(None), v)][k]
+        x1[key] = value
+        x1.abs().sum().backward()
+        return x1.grad_fn.name(), v.grad
+    _same(fn)

@@ -527,8 +527,9 @@ def _setitem_op(name, n, copy=False):
         entry = OpDef(name, _setitem_fwd, save=names, nondiff=names, inputs=("self", "values") + names,
                       statics=statics, attrs=("accumulate",) if index_put else (),
                       saved=_show_indices(names, statics, index_put), const_grads=(0,) if overwrites else None,
-                      dynamic=("step_ints",), int_plain=copy, real_grads=not index_put)  # (torch's index_put_
-        # formula has no handle_r_to_c: a complex gradient for real values is refused)
+                      dynamic=("step_ints",), int_plain=copy,
+                      real_grads=copy)  # (only copy_'s formula has handle_r_to_c; index_put_'s and fill_'s,
+        # under a CopySlices too, refuse a complex gradient for real values)
         entry.derivative(_named(_setitem_bwd, ("self_shape", "steps", "step_ints", "spec", "accumulate") + names))
         _setitem_ops[(name, n, copy)] = entry
         _OWN_INPUT_CHECK.add(entry)  # _setitem checks as torch's copy_ / fill_ / index_put_ / masked_fill_
