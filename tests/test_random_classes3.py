@@ -430,3 +430,15 @@ def test_real_value_written_into_complex_tensor_gradients(k):
         x1.abs().sum().backward()
         return x1.grad_fn.name(), v.grad
     _same(fn)
+
+
+@pytest.mark.parametrize("how", ["clamp_max", "clamp_min", "clamp_both", "clamp_min_kw"])
+def test_clamp_with_a_wider_0d_bound_compares_in_the_result_type(how):
+    """A float32 tensor clamped by a 0-d float64 bound: torch's backward compares in float32, as its forward."""
+    def fn(m):
+        s = m.tensor([0.1, 0.7, 0.672], dtype=m.float64, requires_grad=True).sum()  # not a float32 number
+        x = m.full((2, 3), s.item(), dtype=m.float32, requires_grad=True)
+        y = {"clamp_max": lambda: x.clamp_max(s), "clamp_min": lambda: m.clamp_min(x, s),
+             "clamp_both": lambda: x.clamp(s, s + 1), "clamp_min_kw": lambda: x.clamp(min=s)}[how]()
+        return m.autograd.grad(y.sum(), x)
+    _same(fn)

@@ -1761,8 +1761,10 @@ def _clamp_tensor(self, min, max, *, dtype):  # noqa: A002
 
 
 @_clamp_tensor.derivative
-def _(grad, self, min, max):  # noqa: A002
-    # torch's clamp_backward_min_max: with min > max the output is max, and only max gets the gradient
+def _(grad, self, min, max, dtype):  # noqa: A002
+    # torch's clamp_backward_min_max: with min > max the output is max, and only max gets the gradient; it
+    # compares in the promoted type, as the forward does (a 0-d float64 bound of a float32 tensor: in float32)
+    self, min, max = (None if t is None else t.astype(dtype) for t in (self, min, max))  # noqa: A001
     zero = jnp.zeros((), grad.dtype)
     if min is not None and max is not None:
         return (jnp.where((self >= min) & (self <= max), grad, zero), jnp.where((self < min) & (min < max), grad, zero),
@@ -1773,12 +1775,14 @@ def _(grad, self, min, max):  # noqa: A002
 
 
 _clamp_min_tensor = _entry("ClampMinBackward1", ("self", "min"), lambda self, min, *, dtype: jnp.maximum(
-    self.astype(dtype), min.astype(dtype)), lambda grad, self, min: (jnp.where(self >= min, grad, 0),
-                                                                     jnp.where(self < min, grad, 0)),
+    self.astype(dtype), min.astype(dtype)), lambda grad, self, min, dtype: (
+        jnp.where(self.astype(dtype) >= min.astype(dtype), grad, 0), jnp.where(self.astype(dtype) < min.astype(dtype),
+                                                                              grad, 0)),
                            refuse={"c": "maximum_cpu"})
 _clamp_max_tensor = _entry("ClampMaxBackward1", ("self", "max"), lambda self, max, *, dtype: jnp.minimum(
-    self.astype(dtype), max.astype(dtype)), lambda grad, self, max: (jnp.where(self <= max, grad, 0),
-                                                                     jnp.where(self > max, grad, 0)),
+    self.astype(dtype), max.astype(dtype)), lambda grad, self, max, dtype: (
+        jnp.where(self.astype(dtype) <= max.astype(dtype), grad, 0), jnp.where(self.astype(dtype) > max.astype(dtype),
+                                                                              grad, 0)),
                            refuse={"c": "minimum_cpu"})
 
 
