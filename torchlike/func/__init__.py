@@ -536,6 +536,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         dims = _in_dims_leaves(in_dims, args, fname)
+        _note_orders(args)  # (inside, func sees the dicts rebuilt in JAX's sorted order)
         leaves, treedef = _tree.tree_flatten(args, is_leaf=_is_tensor)
         sizes, axes = [], []
         for leaf, d in zip(leaves, dims):

@@ -1247,7 +1247,8 @@ _NOT_DIFFERENTIABLE = frozenset(
     "__le__ __gt__ __ge__ __and__ __or__ __xor__ __invert__ __lshift__ __rshift__ __floordiv__".split())
 
 
-_NOT_WRITES = frozenset(("detach_", "requires_grad_", "share_memory_"))  # methods named as in-place ops
+_NOT_WRITES = frozenset((  # methods named as in-place ops that torch's autograd kernel does not check first
+    "detach_", "requires_grad_", "share_memory_", "apply_", "map_", "map2_", "set_", "resize_", "resize_as_"))
 _NUMBER_OPS = frozenset("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split())
 
 
