@@ -442,3 +442,23 @@ def test_clamp_with_a_wider_0d_bound_compares_in_the_result_type(how):
              "clamp_both": lambda: x.clamp(s, s + 1), "clamp_min_kw": lambda: x.clamp(min=s)}[how]()
         return m.autograd.grad(y.sum(), x)
     _same(fn)
+
+
+@pytest.mark.parametrize("how", ["floor", "trunc", "floordiv", "int_floor"])
+def test_bool_operands_keep_the_sign_of_zero_in_rounded_division(how):
+    """XLA turns a bool operand's conversion into a select: 0 / -2.5 must stay -0 as in torch."""
+    def fn(m):
+        b = m.tensor([True, False])
+        r = {"floor": lambda: m.div(b, -2.5, rounding_mode="floor"),
+             "trunc": lambda: m.div(b, -2.5, rounding_mode="trunc"), "floordiv": lambda: b // -2.5,
+             "int_floor": lambda: m.floor_divide(m.tensor([0, 1]), -2.5)}[how]()
+        return 1 / r
+    _same(fn)
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "sub", "maximum"])
+def test_out_that_is_an_input_checks_its_shape_before_its_dtype(name):
+    def fn(m):
+        b = m.tensor([[1], [2]])
+        return getattr(m, name)(m.tensor([0.5, 1.5]), b, out=b)
+    _same(fn)

@@ -79,14 +79,14 @@ def _write_out(name, compute, out, inputs, rule=None, expect=None):
         _check_dtype(name, rule, expect, out._data.dtype)
     result = compute()
     data = result._data
+    resized = data.shape != out._data.shape
+    if resized and rule not in _RESIZING and any(t is out for t in inputs):  # TensorIterator: out is an input
+        raise RuntimeError(f"output with shape {list(out._data.shape)} doesn't match the broadcast shape "
+                           f"{list(data.shape)}")  # (its shapes before its types)
     _check_dtype(name, rule, data.dtype, out._data.dtype)
     _check_inplace(out)
     if rule != "mm":  # (torch's cat refuses any overlap, its mm none)
         _check_input_overlap(out, inputs, strict=rule == "cat")
-    resized = data.shape != out._data.shape
-    if resized and rule not in _RESIZING and any(t is out for t in inputs):  # TensorIterator: out is an input
-        raise RuntimeError(f"output with shape {list(out._data.shape)} doesn't match the broadcast shape "
-                           f"{list(data.shape)}")
     if resized:
         if out._data.size:
             warnings.warn(_RESIZE_MSG.format(list(out._data.shape), list(data.shape)), UserWarning, stacklevel=3)

@@ -1070,8 +1070,8 @@ def _(grad, self, other, dtype):
 
 
 def _factor(x, dtype):
-    """x in dtype as a factor of a product: a bool one behind a barrier, since XLA rewrites x * convert(b) as a
-    select (0 where torch's inf * 0 is NaN)."""
+    """x in dtype as an operand of a product or quotient: a bool one behind a barrier, since XLA rewrites x *
+    convert(b) as a select (0 where torch's inf * 0 is NaN, +0 where torch's 0 / -2.5 is -0)."""
     return jax.lax.optimization_barrier(x.astype(dtype)) if x.dtype == bool else x.astype(dtype)
 
 
@@ -1109,7 +1109,7 @@ _DIV_MODE_REFUSE = {"bc": lambda statics, args: f"div_{statics['rounding_mode']}
 @op("DivBackward2", save={"self": ("other",), "other": ("self", "other")}, attrs=("rounding_mode",), const_grads=True,
     refuse=_DIV_MODE_REFUSE)
 def _div_mode(self, other, *, dtype, rounding_mode):
-    a, b = self.astype(dtype), other.astype(dtype)
+    a, b = _factor(self, dtype), _factor(other, dtype)  # (a bool operand: see _factor)
     if rounding_mode == "trunc":
         return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(*jnp.broadcast_arrays(a, b))
     return _floor_div(a, b) if jnp.issubdtype(dtype, jnp.inexact) else jnp.floor_divide(a, b)
