@@ -411,9 +411,28 @@ expm1 = _unary("expm1", _entry("Expm1Backward0", ("result",), lambda self: jnp.e
 log = _unary("log", _log)
 log1p = _unary("log1p", _entry("Log1PBackward0", ("self",), lambda self: jnp.log1p(self),
                                lambda grad, self: grad / jnp.conj(self + 1)))
-log2 = _unary("log2", _entry("Log2Backward0", ("self",), lambda self: jnp.log2(self),
-                             lambda grad, self: grad / (jnp.conj(self) * _LN2)))
-log10 = _unary("log10", _entry("Log10Backward0", ("self",), lambda self: jnp.log10(self),
+
+
+def _log2(self):
+    """log2, exact at powers of two as torch's (XLA's is log(self) / log(2): log2(8) = 2.9999999999999996)."""
+    y = jnp.log2(self)
+    if jnp.iscomplexobj(self):
+        return y
+    m, e = jnp.frexp(self)  # (normal numbers only: XLA's CPU flushes subnormals)
+    return jnp.where((m == 0.5) & (self >= jnp.finfo(y.dtype).tiny), (e - 1).astype(y.dtype), y)
+
+
+def _log10(self):
+    """log10, exact at powers of ten as torch's (XLA's: log10(0.1) = -0.9999999999999999)."""
+    y = jnp.log10(self)
+    if jnp.iscomplexobj(self):
+        return y
+    r = jnp.round(y)
+    return jnp.where(jnp.power(jnp.asarray(10, y.dtype), r) == self, r, y)
+
+
+log2 = _unary("log2", _entry("Log2Backward0", ("self",), _log2, lambda grad, self: grad / (jnp.conj(self) * _LN2)))
+log10 = _unary("log10", _entry("Log10Backward0", ("self",), _log10,
                                lambda grad, self: grad / (jnp.conj(self) * _LN10)))
 sqrt = _unary("sqrt", _sqrt)
 rsqrt = _unary("rsqrt", _entry("RsqrtBackward0", ("result",), lambda self: jax.lax.rsqrt(self),
