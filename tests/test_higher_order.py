@@ -44,10 +44,6 @@ import test_ops_pointwise as PW
 import test_ops_reduction as RD
 import test_ops_shape as SH
 
-# every case in one xdist worker, before test_every_op_entry_is_covered (which reads what they reached): spread
-# over workers, that test ran again the cases the other workers had run (pyproject: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("higher_order")
-
 RNG = np.random.default_rng(7)
 TOL = dict(rtol=1e-7, atol=1e-9)
 
