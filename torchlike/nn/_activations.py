@@ -228,12 +228,15 @@ _threshold_inplace = _entry("ThresholdBackward1", ("result",), _threshold_forwar
 @_tensor_args("threshold", "input")
 def threshold(input, threshold, value, inplace=False):
     """value where x <= threshold, else x (ThresholdBackward0; in place: ThresholdBackward1)."""
-    return _unary(_threshold, input, (threshold, value), inplace, _threshold_inplace)
+    if inplace:
+        return threshold_(input, threshold, value)
+    return apply(_threshold, (input,), (threshold, value))
 
 
 def threshold_(input, threshold, value):
-    """In-place threshold (ThresholdBackward1)."""
-    return _unary(_threshold, input, (threshold, value), True, _threshold_inplace)
+    """In-place threshold (ThresholdBackward1); a target whose elements share memory is written as torch does
+    (its TensorIterator skips the overlap check here)."""
+    return apply_inplace(_threshold_inplace, input, (input,), (threshold, value), overlap=())
 
 
 # ----- glu, prelu, rrelu -----------------------------------------------------------------------------------

@@ -106,8 +106,8 @@ def _ti_strides(shape, operands):
 @functools.lru_cache(maxsize=4096)
 def _like_strides(sizes, strides):
     """preserve_format (empty_like, clone, to): the input's strides if it is dense, else dense strides in its
-    dims' order (torch's infer_dense_strides)."""
-    if _dense(sizes, strides):
+    dims' order (torch's infer_dense_strides). An empty tensor counts as dense (torch: it is contiguous)."""
+    if 0 in sizes or _dense(sizes, strides):
         return strides
     perm = list(range(len(sizes) - 1, -1, -1))
     for i in range(1, len(sizes)):  # a stable insertion sort by stride; stride-0 dims do not move

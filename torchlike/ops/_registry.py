@@ -631,13 +631,30 @@ def _scalar(value):
     return t
 
 
-def _check_inplace(target, overlap=None, others=()):
+def _check_inplace(target, overlap=None, others=(), early=None):
     """torch's checks before an in-place op; raise before anything is changed (``overlap``: see _apply_inplace;
-    ``others``: the op's other operands)."""
+    ``others``: the op's other operands; ``early``: the op's own checks torch makes before TensorIterator's overlap
+    check, a function run only when the target overlaps)."""
     if _gm._state.grad_enabled:
         _check_autograd_inplace(target, others)
     if target._sgeom is not None:
+        if early is not None and overlap is None and _views._overlaps(target._sgeom):
+            early()
         _views._check_overlap(target, overlap)
+
+
+def _early_refusal(op, args, statics):
+    """Raise ``op``'s refusal of its dtype when it is an explicit check (an exception and message, made in torch's
+    meta function, before TensorIterator), not a kernel's "not implemented"."""
+    if op.refuse is None:
+        return
+    dt = dict(zip(op.statics, statics)).get("dtype")
+    if dt is None:
+        dt = next(a._data.dtype for a in args if a is not None)
+    if np.dtype(dt).kind in op.refuse:
+        error = _refused(op.refuse, dt, dict(zip(op.statics, statics)), [a if a is None else a._data for a in args])
+        if error is not None and not str(error).startswith('"'):  # (a kernel's '"<name>" not implemented': later)
+            raise error
 
 
 def _check_autograd_inplace(target, others=()):
@@ -675,7 +692,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
     if _hook is not None and not _hooked:
         return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
-    _check_inplace(target, overlap, args)
+    _check_inplace(target, overlap, args, early=lambda: _early_refusal(op, args, statics))
     _check_integer_target(op, target, args)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
         _views._check_input_overlap(target, args[1:])

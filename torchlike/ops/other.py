@@ -17,7 +17,7 @@ from .._device import device as _device
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, _type_string
 from . import _layout
 from ._out import _check_dtype, _write_out
-from ._registry import op, OpDef, _apply, _apply_inplace
+from ._registry import op, OpDef, _apply, _apply_inplace, _check_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
 from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm, _tensor_list
@@ -466,6 +466,11 @@ def _nan_to_num_values(input, nan, posinf, neginf):
 
 
 def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    if self._data.dtype.kind in "biu":  # torch copies an integer self into itself: no overlap check, a version bump
+        _nan_to_num_values(self, nan, posinf, neginf)
+        _check_inplace(self, ())
+        self._version_counter().version += 1
+        return self
     return _apply_inplace(_nan_to_num, self, (self,), _nan_to_num_values(self, nan, posinf, neginf))
 
 

@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap, _type_string, _differentiable_dtype
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace, _scalar, OpDef, _refused, \
     _check_integer_target
-from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply, _check_input_overlap
+from ._views import _commit, _OWN_INPUT_CHECK, _conj, _view_apply, _check_input_overlap, _check_overlap
 from ._out import _write_out, _can_cast, _CPP
 from ._bind import public, _type_name
 from ._util import _astype, _broadcast_shape, _check_broadcast
@@ -978,7 +978,7 @@ def _inplace_checks(self, *others, result_dtype=None, entry=None):
 def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None, alpha=None):
     """``self.op_(other)``: torch's checks in its order (leaf, the op's own ``check``, shape, cast, ``alpha``),
     then computes in self's dtype."""
-    _check_inplace(self, others=(other,))
+    _check_inplace(self, others=(other,), early=None if check is None else lambda: check(self, other))
     _check_integer_target(entry, self, (self, _wrap_scalar(other)))
     if check is not None:
         check(self, other)
@@ -1856,7 +1856,11 @@ _PLAIN = (float, int, type(None))
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
-    _check_inplace(self, others=(min, max))
+    def early():  # (clamp's meta checks the input and scalar bounds before TensorIterator's overlap check)
+        entry, _, statics = _clamp_args(self, min, max)
+        if entry is _clamp_scalar:
+            _check_clamp_cast(statics[-1], self)
+    _check_inplace(self, others=(min, max), early=early)
     entry, args, statics = _clamp_args(self, min, max)
     _check_inplace_shape(self, *args)
     if statics[-1] != self._data.dtype:
@@ -1894,8 +1898,8 @@ def _clamp_one_(scalar_entry, tensor_entry):
     def fn_(self, bound):
         _check_autograd_inplace(self, (bound,))  # (before the complex refusal, as torch's autograd kernel)
         entry, args, statics = _clamp_one(scalar_entry, tensor_entry, self, bound)
-        if entry is scalar_entry:
-            _check_inplace(self)
+        if entry is scalar_entry:  # (the scalar's cast check in clamp_min's meta, before the overlap check)
+            _check_inplace(self, early=lambda: _check_clamp_cast(statics[-1], self))
             _check_clamp_cast(statics[-1], self)
         else:
             _inplace_checks(self, *args, result_dtype=statics[-1], entry=entry)
@@ -1986,7 +1990,11 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
     def call_(self, *args):  # torch's checks, then the result written in self's dtype (no history)
         if integral:
             _inplace_checks(self, *args, result_dtype=_binary_dtype(self, *args) if args else None)
-        else:  # torch's logical_*_ check the shape only (no leaf check, any dtype)
+        else:  # torch's logical_*_ check the shape and TensorIterator's overlaps only (no leaf check, any dtype)
+            if self._sgeom is not None:
+                _check_overlap(self)
+            if self._storage is not None:
+                _check_input_overlap(self, args)
             _check_inplace_shape(self, *args)
         data = call(self, *args)._data
         _commit(self, data if data.dtype == self._data.dtype else _cast(data, self._data.dtype))

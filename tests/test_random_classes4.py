@@ -1,0 +1,87 @@
+"""Classes of differences from torch found by the random programs (tests/random_programs.py, seeds 80000-84999),
+each checked against torch on the same inputs: which check of an op comes first (dtype refusals before sizes or
+memory overlap), and the layout of results that copy an empty tensor's strides."""
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from test_random_classes3 import _same
+
+F = {torch: torch.nn.functional, tl: tl.nn.functional}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "bool"])
+@pytest.mark.parametrize("call", ["argmax", "argmin_dim", "argmax_keepdim", "max_dim", "amax", "aminmax_dim",
+                                  "aminmax_neg_dim", "aminmax"])
+def test_empty_reductions_check_the_dtype_first(call, dtype):
+    """argmax/argmin refuse complex and bool inputs before the empty-size error; aminmax's text (no "()"), dims
+    named wrapped."""
+    fns = {"argmax": lambda m, x: m.argmax(x), "argmin_dim": lambda m, x: m.argmin(x, 0),
+           "argmax_keepdim": lambda m, x: m.argmax(x, 1, keepdim=True), "max_dim": lambda m, x: m.max(x, 0),
+           "amax": lambda m, x: m.amax(x, 0), "aminmax_dim": lambda m, x: m.aminmax(x, dim=0),
+           "aminmax_neg_dim": lambda m, x: m.aminmax(x.real if x.is_complex() else x.float(), dim=-2),
+           "aminmax": lambda m, x: m.aminmax(x)}
+    _same(lambda m: fns[call](m, m.zeros(0, 2, dtype=getattr(m, dtype))))
+
+
+_REFUSED_BEFORE_OVERLAP = {  # in-place ops whose own dtype checks come before TensorIterator's overlap check
+    "relu_bool": ("bool", lambda m, x: x.relu_()), "relu_complex": ("complex64", lambda m, x: x.relu_()),
+    "hardtanh_bool": ("bool", lambda m, x: F[m].hardtanh_(x)), "relu6_bool": ("bool", lambda m, x: F[m].relu6(x, True)),
+    "hardtanh_complex": ("complex64", lambda m, x: F[m].hardtanh_(x)),
+    "clamp_bool": ("bool", lambda m, x: x.clamp_(0, 1)), "clamp_complex": ("complex64", lambda m, x: x.clamp_(0, 1)),
+    "clamp_tensor_complex": ("complex64", lambda m, x: x.clamp_(m.zeros(3))),
+    "clamp_min_bool": ("bool", lambda m, x: x.clamp_min_(0)), "clamp_max_int": ("int64", lambda m, x: x.clamp_max_(.5)),
+    "clamp_min_complex": ("complex64", lambda m, x: x.clamp_min_(0)),
+    "floor_complex": ("complex64", lambda m, x: x.floor_()), "ceil_complex": ("complex64", lambda m, x: x.ceil_()),
+    "trunc_complex": ("complex64", lambda m, x: x.trunc_()), "sign_complex": ("complex64", lambda m, x: x.sign_()),
+    "sub_bool": ("bool", lambda m, x: x.sub_(x)), "neg_bool": ("bool", lambda m, x: x.neg_()),
+    # and the ones where the overlap error comes first (a kernel's "not implemented", a cast of tensor bounds)
+    "clamp_tensor_bound_cast": ("int64", lambda m, x: x.clamp_(m.zeros(3, dtype=m.float64))),
+    "clamp_float_complex_bound": ("float32", lambda m, x: x.clamp_(m.zeros(3, dtype=m.complex64))),
+    "erf_complex": ("complex64", lambda m, x: x.erf_()), "digamma_complex": ("complex64", lambda m, x: x.digamma_()),
+    "logical_not": ("float32", lambda m, x: x.logical_not_()), "logical_and": ("bool", lambda m, x: x.logical_and_(x)),
+}
+
+
+@pytest.mark.parametrize("name", _REFUSED_BEFORE_OVERLAP)
+def test_in_place_dtype_checks_before_the_overlap_check(name):
+    dtype, fn = _REFUSED_BEFORE_OVERLAP[name]
+    _same(lambda m: fn(m, m.zeros(1, dtype=getattr(m, dtype)).expand(3)))
+
+
+def test_logical_in_place_ops_refuse_partial_overlap():
+    def fn(m):
+        x = m.tensor([True, False, True])
+        return x[1:].logical_and_(x[:2])
+    _same(fn)
+
+
+@pytest.mark.parametrize("case", ["threshold_", "threshold_inplace", "nan_to_num_int", "nan_to_num_bool"])
+def test_in_place_writes_torch_lets_into_an_expanded_target(case):
+    """threshold_ (its TensorIterator skips the overlap check) and nan_to_num_ of integers (a self-copy) write an
+    expanded target; the version counter is bumped."""
+    def fn(m):
+        if case.startswith("threshold"):
+            x = m.tensor([[0.5], [2.0]]).expand(2, 3)
+            r = F[m].threshold_(x, 1.0, 3.0) if case == "threshold_" else F[m].threshold(x, 1.0, 3.0, inplace=True)
+        else:
+            x = m.tensor([3], dtype=m.int64 if case.endswith("int") else m.bool).expand(3)
+            r = x.nan_to_num_()
+        return r, x, x._version, x.stride()
+    _same(fn)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3, 0, 2)])
+@pytest.mark.parametrize("op", ["flip0", "flip_last", "clone", "empty_like", "zeros_like"])
+def test_preserve_format_copies_of_empty_tensors_keep_their_strides(op, shape):
+    """An empty tensor is contiguous for torch, so empty_like (flip, clone, *_like) keeps its strides, even the
+    odd ones nonzero and a transpose give."""
+    fns = {"flip0": lambda m, t: t.flip(0), "flip_last": lambda m, t: t.flip(-1), "clone": lambda m, t: t.clone(),
+           "empty_like": lambda m, t: m.empty_like(t), "zeros_like": lambda m, t: m.zeros_like(t)}
+
+    def fn(m):
+        t = m.zeros(shape[0], dtype=m.float64).nonzero() if len(shape) == 2 else m.zeros(*shape).transpose(0, 2)
+        r = fns[op](m, t)
+        return t.stride(), r.stride(), tuple(r.shape)
+    _same(fn)
