@@ -853,7 +853,9 @@ def generate(seed, n_leaves=None, n_steps=None, exclude=()):
     return leaves, steps, options
 
 
-def _leaf(m, shape, dtype, seed, requires_grad):
+def _leaf(m, shape, dtype, seed, requires_grad, perturb=None):
+    """A leaf's values from its seed; ``perturb`` (a seed): floating values moved by one ulp of their dtype at
+    random elements (see _ill_conditioned)."""
     g = np.random.default_rng(seed)
     if dtype.startswith("float"):
         data = g.uniform(-1.5, 1.5, shape).round(3)
@@ -863,6 +865,13 @@ def _leaf(m, shape, dtype, seed, requires_grad):
         data = g.random(shape) < 0.5
     else:
         data = g.integers(-3, 4, shape)
+    if perturb is not None and dtype[0] in "fc":
+        p = np.random.default_rng([perturb, seed])
+        parts = [data.real, data.imag] if dtype[0] == "c" else [data]
+        real = np.dtype({"float32": "float32", "complex64": "float32"}.get(dtype, "float64"))
+        parts = [np.nextafter(x.astype(real), np.where(p.random(shape) < 0.5, -np.inf, np.inf).astype(real))
+                 if p.random() < 0.8 else x.astype(real) for x in parts]
+        data = parts[0] if len(parts) == 1 else parts[0] + 1j * parts[1].astype(parts[0].dtype)
     return m.tensor(data, dtype=getattr(m, dtype), requires_grad=requires_grad)
 
 
@@ -948,15 +957,15 @@ def _run_step(m, pool, log, index, step, exclude):
     return fn(X, a, b, c)
 
 
-def run(m, program, skip=()):
+def run(m, program, skip=(), perturb=None):
     """The program in library ``m``: a dict of observations (errors as ("error", type, message)); the steps in
-    ``skip`` are left out (their result is their first operand)."""
+    ``skip`` are left out (their result is their first operand); ``perturb``: see _leaf."""
     leaves_spec, steps, options = program
     exclude = options.get("exclude", ())
     obs, log = {"steps": []}, []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pool = [_leaf(m, *spec) for spec in leaves_spec]
+        pool = [_leaf(m, *spec, perturb=perturb) for spec in leaves_spec]
         for index, step in enumerate(steps, len(pool)):
             a = pool[step[1] % len(pool)]
             try:
@@ -1083,6 +1092,28 @@ def observe(program):
     return run(tl, program, skip), expected
 
 
+def _at(obs, path):
+    """The observation at a difference's path ("result.pool[7].value"); None where there is none."""
+    for key, index in re.findall(r"\.([A-Za-z_0-9]+)|\[(\d+)\]", path.split(":")[0][len("result"):]):
+        try:
+            obs = obs[key] if key else obs[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return obs
+
+
+def _ill_conditioned(program, difference, tries=4):
+    """Whether torch's own observation at the difference changes when the floating leaves move by one ulp (at
+    random elements, ``tries`` times): a result decided by rounding (``x > logit(sigmoid(x))`` in float32, a
+    floor of a value at an integer), which no two libraries' math functions need to agree on (XLA's float32
+    transcendental functions are faithfully rounded, torch's Sleef ones nearly always correctly rounded)."""
+    expected = _at(run(torch, program), difference)
+    for k in range(tries):
+        if _same(_at(run(torch, program, perturb=k), difference), expected) is not None:
+            return True
+    return False
+
+
 def shrink(program):
     """The smallest program (fewest steps) that still differs."""
     leaves, steps, options = program
@@ -1124,7 +1155,7 @@ def main():
         jax.config.update("jax_compilation_cache_dir", args.cache)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     seeds = [args.seed] if args.seed is not None else range(args.start, args.start + args.n)
-    started, failures = time.time(), []
+    started, failures, rounding = time.time(), [], []
     exclude = () if args.all else tuple(KNOWN_OPEN)
     for s in seeds:
         program = generate(s, exclude=exclude)
@@ -1134,13 +1165,18 @@ def main():
             diff = compare(program)
         except Exception:  # noqa: BLE001
             diff = traceback.format_exc(limit=3)
-        if diff:
+        if diff and _ill_conditioned(program, diff):
+            rounding.append(s)
+            print(f"seed {s}: decided by rounding (torch's own result changes by one ulp of input): {diff[:300]}",
+                  flush=True)
+        elif diff:
             failures.append((s, diff))
             print(f"seed {s}: {diff[:600]}", flush=True)
             if args.shrink:
                 small = shrink(program)
                 print(f"  smallest:\n{to_code(small)}\n  difference: {str(compare(small))[:600]}", flush=True)
-    print(f"{len(list(seeds))} programs, {len(failures)} differ, {time.time() - started:.0f} s")
+    print(f"{len(list(seeds))} programs, {len(failures)} differ, {len(rounding)} decided by rounding (not counted), "
+          f"{time.time() - started:.0f} s")
     return 1 if failures else 0
 
 

@@ -85,3 +85,33 @@ def test_preserve_format_copies_of_empty_tensors_keep_their_strides(op, shape):
         r = fns[op](m, t)
         return t.stride(), r.stride(), tuple(r.shape)
     _same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["by_scalar", "by_row", "by_max", "by_0d", "fmod_grad", "trunc", "floor", "div_"])
+def test_division_by_a_broadcast_divisor_is_ieee_division(case, dtype):
+    """torch divides real numbers elementwise (IEEE, correctly rounded); XLA would multiply by the reciprocal of a
+    broadcast divisor (an ulp off: x / x.max() missing 1 at the max; trunc(x / x) = 0 in fmod's gradient).
+    (Complex quotients are not compared bit for bit: torch's and XLA's complex division algorithms differ.)"""
+    x = np.random.default_rng(1).uniform(0.1, 3, (200, 7)).astype(dtype)
+
+    def fn(m):
+        t = m.tensor(x, requires_grad=case == "fmod_grad")
+        if case == "by_scalar":
+            return t / 3.1
+        if case == "by_row":
+            return t / t[3]
+        if case == "by_max":
+            return t / t.max(1, keepdim=True).values
+        if case == "by_0d":
+            return t / t[0, 0]
+        if case == "trunc":
+            return m.div(t * 1, t[:, :1], rounding_mode="trunc")
+        if case == "floor":
+            return m.div(t, t[:, :1], rounding_mode="floor")
+        if case == "div_":
+            return t.clone().div_(t[2])
+        u = t[:, :1] * 1  # fmod's gradient for other: -trunc(self / other) * grad
+        g, = m.autograd.grad(m.fmod(u.expand(200, 7), u).sum(), u)
+        return g
+    assert _same(fn) is not None

@@ -1094,14 +1094,24 @@ def _factor(x, dtype):
     return jax.lax.optimization_barrier(x.astype(dtype)) if x.dtype == bool else x.astype(dtype)
 
 
+def _ieee_div(a, b):
+    """a / b rounded as IEEE division, as torch's: XLA turns a division by a broadcast divisor (a scalar, a row)
+    into a product with its reciprocal, an ulp off (``x / x.max()`` would miss 1 at the max), so such a divisor is
+    broadcast behind a barrier."""
+    shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
+    if jnp.shape(b) != shape:
+        b = jax.lax.optimization_barrier(jnp.broadcast_to(jnp.asarray(b, jnp.result_type(a, b)), shape))
+    return a / b
+
+
 def _cdiv(a, b):
-    """a / b; complex: a zero divisor gives torch's (c10::complex's) infinities, real part a.real / |b.real|,
-    imaginary a.imag / |b.imag| (XLA's follow the zeros' signs)."""
+    """a / b (see _ieee_div); complex: a zero divisor gives torch's (c10::complex's) infinities, real part
+    a.real / |b.real|, imaginary a.imag / |b.imag| (XLA's follow the zeros' signs)."""
     if not jnp.issubdtype(b.dtype, jnp.complexfloating):
-        return a / b
+        return _ieee_div(a, b)
     zero = (b.real == 0) & (b.imag == 0)  # (each branch divides safely where it is not taken: no NaN gradients)
     inf = jax.lax.complex(a.real / jnp.where(zero, jnp.abs(b.real), 1), a.imag / jnp.where(zero, jnp.abs(b.imag), 1))
-    return jnp.where(zero, inf, a / jnp.where(zero, 1, b))
+    return jnp.where(zero, inf, _ieee_div(a, jnp.where(zero, 1, b)))
 
 
 @op("DivBackward0", save={"self": ("other",), "other": ("self", "other")}, attrs=())
@@ -1130,7 +1140,7 @@ _DIV_MODE_REFUSE = {"bc": lambda statics, args: f"div_{statics['rounding_mode']}
 def _div_mode(self, other, *, dtype, rounding_mode):
     a, b = _factor(self, dtype), _factor(other, dtype)  # (a bool operand: see _factor)
     if rounding_mode == "trunc":
-        return jnp.trunc(a / b) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(*jnp.broadcast_arrays(a, b))
+        return jnp.trunc(_ieee_div(a, b)) if jnp.issubdtype(dtype, jnp.inexact) else jax.lax.div(*jnp.broadcast_arrays(a, b))
     return _floor_div(a, b) if jnp.issubdtype(dtype, jnp.inexact) else jnp.floor_divide(a, b)
 
 
@@ -1138,7 +1148,7 @@ def _floor_div(a, b):
     """torch's floating floor division (div_floor_floating): a zero quotient keeps the sign of a / b, x // 0 is
     x / 0, and the quotient is rounded as Python's float // does."""
     mod = jnp.fmod(a, b)
-    div = (a - mod) / b
+    div = _ieee_div(a - mod, b)
     div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
     floor = jnp.floor(div)
     floor = jnp.where(div - floor > 0.5, floor + 1, floor)
@@ -1313,7 +1323,7 @@ _FMOD_REFUSE, _REMAINDER_REFUSE = {"bc": "fmod_cpu"}, {"bc": "remainder_cpu"}
 _fmod_scalar = _entry("FmodBackward0", (), _fmod_forward, lambda grad: grad, nondiff=("other",), refuse=_FMOD_REFUSE)
 _SAVE_FOR_OTHER = {"self": ("other",), "other": ("other",)}  # only the gradient of other needs them
 _fmod_tensor = _entry("FmodBackward1", _SAVE_FOR_OTHER, _fmod_forward, lambda grad, self, other, dtype: (
-    grad, -grad * jnp.trunc(self.astype(dtype) / other.astype(dtype)) if other is not None else None),
+    grad, -grad * jnp.trunc(_ieee_div(self.astype(dtype), other.astype(dtype))) if other is not None else None),
     refuse=_FMOD_REFUSE)
 _remainder_scalar = _entry("RemainderBackward0", (), _remainder_forward, lambda grad: grad, nondiff=("other",),
                            refuse=_REMAINDER_REFUSE)
