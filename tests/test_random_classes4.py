@@ -115,3 +115,20 @@ def test_division_by_a_broadcast_divisor_is_ieee_division(case, dtype):
         g, = m.autograd.grad(m.fmod(u.expand(200, 7), u).sum(), u)
         return g
     assert _same(fn) is not None
+
+
+@pytest.mark.parametrize("view", ["empty_cols", "empty_rows", "empty_t", "column", "t"])
+@pytest.mark.parametrize("op", ["abs", "angle", "abs_plus", "real_abs", "real_angle"])
+def test_real_results_of_complex_views_are_laid_out_as_torchs(op, view):
+    """abs of a complex input allocates its real result with empty_like (an empty one keeps its strides), angle
+    allocates it row-major; of real inputs both are TensorIterator's."""
+    views = {"empty_cols": lambda x: x[:, 1:1], "empty_rows": lambda x: x[:0], "empty_t": lambda x: x.t()[:, :0],
+             "column": lambda x: x[:, 1:2], "t": lambda x: x.t()}
+    ops = {"abs": lambda v: v.abs(), "angle": lambda v: v.angle(), "abs_plus": lambda v: v.abs() + 1,
+           "real_abs": lambda v: v.real.abs(), "real_angle": lambda v: v.real.angle()}
+
+    def fn(m):
+        v = views[view](m.tensor(np.arange(6).reshape(2, 3) * (1 + 1j)))
+        r = ops[op](v)
+        return r, r.stride()
+    _same(fn)

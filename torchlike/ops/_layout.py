@@ -147,6 +147,16 @@ def like(args, shape):
     return _geometry(shape, _like_strides(*_sizes_strides(args[0])))
 
 
+def abs_rule(args, shape):
+    """abs: the real result of a complex input is allocated by empty_like (preserve_format), else TensorIterator's."""
+    return (like if args[0]._data.dtype.kind == "c" else ti)(args, shape)
+
+
+def angle_rule(args, shape):
+    """angle: the real result of a complex input is allocated row-major, else TensorIterator's."""
+    return None if args[0]._data.dtype.kind == "c" else ti(args, shape)
+
+
 def grad_geometry(variable):
     """The geometry of a leaf's first ``.grad`` (AccumulateGrad's layout contract): the leaf's strides if it is
     dense, else row-major."""

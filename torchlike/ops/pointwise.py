@@ -236,7 +236,7 @@ def _(grad):
     return -grad
 
 
-@op("AbsBackward0", save=("self",), attrs=())
+@op("AbsBackward0", save=("self",), attrs=(), layout=_layout.abs_rule)
 def _abs(self):
     return self if self.dtype == bool else jnp.abs(self)
 
@@ -499,7 +499,7 @@ def _angle_forward(self):
 
 
 angle = _unary("angle", _entry("AngleBackward0", ("self",), _angle_forward, _angle_derivative,
-                               const_grads=True, const_when=_real_input), inplace=False)
+                               const_grads=True, const_when=_real_input, layout=_layout.angle_rule), inplace=False)
 _silu = _entry("SiluBackward0", ("self",), lambda self: self * jax.nn.sigmoid(self),
                lambda grad, self: grad * jax.nn.sigmoid(self) * (1 + self * (1 - jax.nn.sigmoid(self))),
                refuse={"biu": "silu_cpu"})
