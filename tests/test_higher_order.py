@@ -768,10 +768,12 @@ def test_not_differentiable_entries():
 
 
 def test_every_op_entry_is_covered():
-    """Each entry (or its formula as a _FnOp) was in a graph a passing case differentiated with create_graph."""
-    for name in CASES:  # when run alone (or with -k), run the cases first
+    """Each entry (or its formula as a _FnOp) was in a graph a case differentiated with create_graph (the cases
+    this process did not run, run by other xdist workers or not selected, run here on torchlike alone: their
+    agreement with torch is test_higher_order's)."""
+    for name in CASES:
         if name not in _REACHED and name not in KNOWN_GAPS:
-            _check(name)
+            _REACHED[name] = _differentiate(tl, name, 2)[1]
     reached = set().union(*_REACHED.values())
     missing = []
     for (name, _), entries in sorted(_op_entries().items(), key=lambda kv: kv[0][0]):

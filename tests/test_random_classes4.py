@@ -132,3 +132,63 @@ def test_real_results_of_complex_views_are_laid_out_as_torchs(op, view):
         r = ops[op](v)
         return np.round(np.asarray(r.tolist()), 12).tolist(), r.stride(), str(r.dtype)[-7:]  # (|z|: an ulp apart)
     _same(fn)
+
+
+_MULTI_OUTPUT = {
+    "logsigmoid": lambda m, x: m.nn.functional.logsigmoid(x), "batch_norm": lambda m, x: m.nn.functional.batch_norm(
+        x, None, None, training=True), "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (4,)),
+    "group_norm": lambda m, x: m.nn.functional.group_norm(x[None], 2), "max_dim": lambda m, x: m.max(x, 1)[0],
+    "nll_loss": lambda m, x: m.nn.functional.nll_loss(x, m.tensor([0, 1])), "sort": lambda m, x: m.sort(x, 1)[0],
+    "max_pool": lambda m, x: m.nn.functional.max_pool1d(x[None], 2, return_indices=True)[0],
+    "slogdet": lambda m, x: m.linalg.slogdet(x[:, :2])[1], "var_mean": lambda m, x: m.var_mean(x, 1)[1],
+}
+
+
+@pytest.mark.parametrize("name", _MULTI_OUTPUT)
+def test_node_hooks_see_the_outputs_torch_registers(name):
+    """A node's hooks get one gradient per output torch registers: not its trailing integer outputs nor those its
+    derivative declares not differentiable (log_sigmoid's buffer, nll_loss's total weight, batch/layer norm's
+    saved statistics)."""
+    def fn(m):
+        x = m.tensor([[1., 3, 2, 5], [4, 0, 6, 2]], requires_grad=True)
+        y = _MULTI_OUTPUT[name](m, x)
+        log = []
+        y.grad_fn.register_prehook(lambda go: log.append(("pre", len(go))))
+        y.grad_fn.register_hook(lambda gi, go: log.append(("post", len(gi), len(go))))
+        y.sum().backward()
+        return y.grad_fn.name(), log
+    _same(fn)
+
+
+@pytest.mark.parametrize("name", ["logsumexp", "logit", "polygamma", "i0", "sin", "digamma", "entr", "mvlgamma"])
+def test_float_ops_on_integer_tensors_with_history_save_the_integer_input(name):
+    """An integer tensor with history (written in place from a value that requires grad) given to an op that
+    computes in float: torch's node saves the integer input itself (its dtype, its version)."""
+    ops = {"logsumexp": lambda m, x: m.logsumexp(x, 1), "logit": lambda m, x: m.logit(x),
+           "polygamma": lambda m, x: m.polygamma(1, x), "i0": lambda m, x: m.special.i0(x), "sin": lambda m, x: x.sin(),
+           "digamma": lambda m, x: m.digamma(x), "entr": lambda m, x: m.special.entr(x),
+           "mvlgamma": lambda m, x: m.mvlgamma(x + 3, 1)}
+
+    def fn(m):
+        x = m.tensor([[1, 2], [3, 0]])
+        x.masked_fill_(x > 1, m.tensor(0.5, requires_grad=True))
+        node = ops[name](m, x).grad_fn
+        return node.name(), [(n, str(getattr(node, n).dtype).split(".")[-1], getattr(node, n)._version)
+                             for n in sorted(dir(node)) if n.startswith("_saved_") and n != "_saved_tensors"
+                             and isinstance(getattr(node, n), m.Tensor)]
+    _same(fn)
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu", "elu_", "selu_"])
+def test_elu_second_order_keeps_nan_gradients_as_torchs_mask_product(name):
+    """torch's elu double backward multiplies by the mask (self < 0): where self >= 0 a NaN gradient (logit of
+    a value outside [0, 1]) stays NaN at second order."""
+    def fn(m):
+        F = m.nn.functional
+        x = m.tensor([-1.3, -0.07, 0.0, 1.57, 0.92], requires_grad=True)
+        f = {"elu": lambda t: F.elu(t), "selu": lambda t: F.selu(t), "celu": lambda t: F.celu(t, 0.5),
+             "elu_": lambda t: F.elu(t * 1, inplace=True), "selu_": lambda t: F.selu(t * 1, inplace=True)}[name]
+        g, = m.autograd.grad(m.logit(f(x)).sum(), x, create_graph=True)
+        gg, = m.autograd.grad((g * m.tensor([1., 2, 3, 4, 5])).sum(), x)
+        return repr(np.isnan(np.asarray(g.tolist()))), repr(np.round(np.asarray(gg.tolist()), 1))  # (NaN == NaN)
+    _same(fn)

@@ -53,7 +53,7 @@ def _check_mixed(input, *params):
 
 # ----- layer_norm --------------------------------------------------------------------------------------------
 @op("NativeLayerNormBackward0", save=("input", "weight", "bias", "result1", "result2"),
-    outputs=("result", "result1", "result2"), attrs=("normalized_shape",))
+    outputs=("result", "result1", "result2"), attrs=("normalized_shape",), grad_outputs=1)
 def _layer_norm(input, weight, bias, *, normalized_shape, eps):
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     mean = jnp.mean(input, axes, keepdims=True)
@@ -103,7 +103,8 @@ def _bn_view(v, ndim):
 
 
 @op("NativeBatchNormBackward0", save=("input", "weight", "running_mean", "running_var", "result1", "result2"),
-    nondiff=("running_mean", "running_var"), outputs=("result", "result1", "result2"), attrs=("training", "eps"))
+    nondiff=("running_mean", "running_var"), outputs=("result", "result1", "result2"), attrs=("training", "eps"),
+    grad_outputs=1)
 def _batch_norm(input, weight, bias, running_mean, running_var, *, training, eps):
     axes = (0,) + tuple(range(2, input.ndim))
     if training:

@@ -64,10 +64,11 @@ class _OpNode(Node):
     _op = None
 
     def _n_grad_outputs(self):
-        """A table op's trailing integer outputs (max(dim)'s indices, sort's) are not differentiable: torch's node
-        never registers them, so its hooks and ``_input_metadata`` see one output fewer each."""
+        """A table op's trailing integer outputs (max(dim)'s indices, sort's) and those torch declares not
+        differentiable (log_sigmoid's buffer, batch_norm's saved statistics) are never registered by torch's node,
+        so its hooks and ``_input_metadata`` see fewer outputs."""
         meta = self._out_meta
-        n = len(meta)
+        n = self._op._n_diff_outputs
         while n > 1 and meta[n - 1] is not None and meta[n - 1].dtype.kind not in "fcV":
             n -= 1
         return n
@@ -114,7 +115,7 @@ class OpDef:
     def __init__(self, node_name, forward, save=None, nondiff=(), outputs=("result",), inputs=None, statics=None,
                  tuple_out=None, attrs=(), unsigned=(), const_grads=None, const_when=None, saved=None,
                  node_apply=None, class_name=None, fused_backward=False, dynamic=(), padded=None, refuse=None,
-                 real_grads=True, layout=None, runs_first=False, int_plain=False):
+                 real_grads=True, layout=None, runs_first=False, int_plain=False, grad_outputs=None):
         self.name = node_name
         # an integer or bool result: written in place it takes the node, as torch's (fill_, masked_fill_, lt_ with
         # an operand that requires grad); out of place from an integer input that requires grad it is torch's
@@ -140,6 +141,11 @@ class OpDef:
         self._padded = padded
         self.diff = tuple(i for i, n in enumerate(self.inputs) if n not in nondiff)
         self.outputs = tuple(outputs)
+        # torch's count of the node's outputs: up to the trailing ones it does not differentiate (``nondiff``),
+        # or ``grad_outputs`` (its formula takes ``grad`` alone: native_batch_norm's saved statistics)
+        self._n_diff_outputs = grad_outputs or len(self.outputs)
+        while self._n_diff_outputs > 1 and self.outputs[self._n_diff_outputs - 1] in nondiff:
+            self._n_diff_outputs -= 1
         self._tuple_out = len(self.outputs) > 1 if tuple_out is None else tuple_out
         if save is None:  # default: every input (what a jax.vjp-derived backward needs)
             save = self.inputs

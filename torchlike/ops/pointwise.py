@@ -72,6 +72,15 @@ def _saved_original(result, cast, original):
     return result
 
 
+def _apply_float(entry, input, statics=()):
+    """``entry`` on ``input``, an integer one computed as the default float: torch's node saves the input itself
+    when it requires grad (see _saved_original)."""
+    cast = _to_float(input)
+    if cast is not input and input._requires_grad:
+        return _saved_original(_apply(entry, (cast,), statics), cast, input)
+    return _apply(entry, (cast,), statics)
+
+
 _cast_cache = {}
 
 
@@ -151,6 +160,19 @@ def _torch_mask(x, keep):
     return jnp.where(keep, x, jax.lax.stop_gradient(x))
 
 
+@jax.custom_jvp
+def _one_masked(x):
+    """1 in x's dtype, whose derivative is a product with 0: ``y * _one_masked(x)`` keeps a NaN (or inf) reaching
+    x's second-order gradient through y, as torch's double-backward products with a mask do (elu's
+    ``* (self < 0)`` where self >= 0)."""
+    return jnp.ones_like(x)
+
+
+@_one_masked.defjvp
+def _(primals, tangents):
+    return jnp.ones_like(primals[0]), tangents[0] * 0
+
+
 def _as_number(name):
     """``saved=`` of an entry whose input ``name`` is a wrapped Python scalar: torch saves a Scalar there, so its
     ``_saved_<name>`` is the Python number."""
@@ -200,11 +222,8 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
         if check is not None:
             check(input)
         if kind == "float":
-            cast = _to_float(input)
-            if cast is not input and input._requires_grad:
-                return _saved_original(_apply(entry, (cast,), ()), cast, input)
-            input = cast
-        elif kind == "round" and input._data.dtype.kind in "iu":  # (bool: torch refuses)
+            return _apply_float(entry, input)
+        if kind == "round" and input._data.dtype.kind in "iu":  # (bool: torch refuses)
             return clone(input)
         return _apply(entry, (input,), ())
 
@@ -543,7 +562,7 @@ def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given (LogitBackward0)."""
     if out is not None:
         return _write_out("logit", lambda: logit(input, eps), out, (input,))
-    return _apply(_logit, (_to_float(input),), (eps,))  # (complex: refused)
+    return _apply_float(_logit, input, (eps,))  # (complex: refused)
 
 
 @public(dunders=("__pos__",))
@@ -800,12 +819,12 @@ def _elu_forward(self, *, alpha, scale, input_scale):
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
     neg = _torch_mask(self, self < 0)  # torch's second derivative is 0 at 0
-    return jnp.where(self > 0, grad * scale, grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
+    return jnp.where(self > 0, grad * scale * _one_masked(self), grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
 
 
 def _elu_result_grad(grad, result, alpha, scale, input_scale):
     """elu's gradient in terms of its result (the in-place variants save the result)."""
-    return jnp.where(result > 0, grad * scale, grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
+    return jnp.where(result > 0, grad * scale * _one_masked(result), grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
 
 
 _ELU_ATTRS = ("alpha", "input_scale", "scale")

@@ -22,7 +22,7 @@ from ._bind import public
 from . import _out
 from ._out import _write_out
 from ._util import _check_unique
-from .pointwise import maximum, minimum, _to_float, _abs_torch, _pow_torch, _real_sign
+from .pointwise import maximum, minimum, _apply_float, _abs_torch, _pow_torch, _real_sign
 
 _NOT_GIVEN = object()
 _pymax = builtins.max  # this module defines torch's max/min/sum/all/any
@@ -432,7 +432,7 @@ def _(grad, self, result, dim, keepdim):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably (LogsumexpBackward0); integers become float."""
     dims = _dim_list(dim, input.ndim, "logsumexp")
-    return _apply(_logsumexp, (_to_float(input),), (dims, _keepdim(keepdim)))
+    return _apply_float(_logsumexp, input, (dims, _keepdim(keepdim)))
 
 
 def _softmax_axis(x, dim):

@@ -14,7 +14,7 @@ from ._bind import public
 from ._registry import OpDef, op, _apply, _apply_inplace
 from .pointwise import erf as _erf
 from .pointwise import (_as_number, _binary, _binary_inplace, _check_float_inplace, _check_tensor_arg, _entry,
-                        _is_float, _is_tensor_operand, _number, _to_float, _type_word, _true_div_dtype, _unary,
+                        _is_float, _is_tensor_operand, _number, _to_float, _apply_float, _type_word, _true_div_dtype, _unary,
                         _wrap_scalar, _write_out)
 
 
@@ -57,7 +57,7 @@ def polygamma(n, input, *, out=None):
         return _write_out("polygamma", lambda: polygamma(n, input), out, (input,))
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return _apply(_polygamma_op, (_to_float(input),), (int(n),))
+    return _apply_float(_polygamma_op, input, (int(n),))
 
 
 def _xlog(node, xlog, other_grad, self_zero, safe):
@@ -134,7 +134,7 @@ def mvlgamma(input, p, *, out=None):
     """Multivariate log-gamma of dimension p (MvlgammaBackward0)."""
     if out is not None:
         return _write_out("mvlgamma", lambda: mvlgamma(input, p), out, (input,))
-    return _apply(_mvlgamma, (_to_float(input),), (int(p),))
+    return _apply_float(_mvlgamma, input, (int(p),))
 
 
 # ----- torch.special's own ops and the torch-level special functions (i0, igamma, igammac) -------------------
@@ -173,7 +173,7 @@ def _special_unary(name, node, save, forward, derivative):
         _check_tensor_arg(f"special_{name}", "input", 1, input)
         if out is not None:
             return _write_out(f"special_{name}", lambda: fn(input), out, (input,))
-        return _apply(entry, (_to_float(input),), ())
+        return _apply_float(entry, input)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.special.{name} ({node})."
     return fn
