@@ -105,6 +105,11 @@ KEPT = {
                                               "true_divide_", "itruediv", "reciprocal", "reciprocal_", "out") and
         any(hasattr(t, "dtype") and _is(t, "complex") for t in (a, b, c)) and
         any(hasattr(t, "dtype") and bool((t == 0).any()) for t in (a, b, c))},
+    "view_node_before_detach_": {
+        "why": "README: a view's AsStridedBackward0 after its base was written is made at the write here, when the "
+               "view's grad_fn is next read in torch: detach_() of the base in between gives torch's node no next "
+               "edge (seed 90424). A leaf that requires grad with a version above 0 was written through a view",
+        "when": lambda X, a, b, c: X.name == "detach_" and a.is_leaf and a.requires_grad and a._version > 0},
     "cat_out_is_input": {
         "why": "README: cat(..., out=x) where x is one of the inputs: torch resizes x to the result's shape before it "
                "refuses the overlap, so x is left resized over uninitialized memory (seed 52908); torchlike refuses "

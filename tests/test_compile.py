@@ -549,6 +549,15 @@ def test_value_checks_inside_a_program_raise_torchs_errors_and_write_nothing():
         for p, b in zip(m.parameters(), before):
             np.testing.assert_array_equal(p.detach().numpy(), b.numpy())
     assert step.compiles == 2
+    # the state is still donated (a failed check gives it back unchanged): the weight keeps its buffer
+    pointer = m[2].weight._data.unsafe_buffer_pointer()
+    step(*good)
+    assert m[2].weight._data.unsafe_buffer_pointer() == pointer
+    with pytest.raises(IndexError):
+        step(good[0], torch.tensor([0, 4]), good[2])
+    assert m[2].weight._data.unsafe_buffer_pointer() == pointer
+    after = m[2].weight.detach().numpy().copy()
+    assert step(*good).item() > 0 and not np.array_equal(m[2].weight.detach().numpy(), after)
 
 
 @pytest.mark.parametrize("seed", range(12))

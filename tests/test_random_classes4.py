@@ -192,3 +192,17 @@ def test_elu_second_order_keeps_nan_gradients_as_torchs_mask_product(name):
         gg, = m.autograd.grad((g * m.tensor([1., 2, 3, 4, 5])).sum(), x)
         return repr(np.isnan(np.asarray(g.tolist()))), repr(np.round(np.asarray(gg.tolist()), 1))  # (NaN == NaN)
     _same(fn)
+
+
+@pytest.mark.parametrize("call", ["floor_divide", "floordiv_dunder", "rfloordiv"])
+def test_floor_divide_runs_autograd_checks_before_its_own(call):
+    """floor_divide records torch's NotImplemented node, so a stale multi-output view among its inputs raises the
+    view error before the op's shape check."""
+    def fn(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        a, b = x.split([1, 2])
+        x.mul_(2)
+        other = m.ones(3)
+        return {"floor_divide": lambda: m.floor_divide(b, other), "floordiv_dunder": lambda: b // other,
+                "rfloordiv": lambda: other // b}[call]()
+    _same(fn)

@@ -35,6 +35,8 @@ import weakref
 
 import jax
 import jax.extend
+import jax.numpy as jnp
+import numpy as np
 from jax.core import Tracer
 
 from .. import _grad_mode as _gm
@@ -477,7 +479,19 @@ class _Compiled:
             outs = [x._data for x in out_leaves if isinstance(x, Tensor)]
             found["n_outs"] = len(outs)
             program.checks = [(exc, message) for _, _, exc, message in checks]
-            return outs + written + [a for bad, value, _, _ in checks for a in (bad, value)]
+            if not checks:
+                return outs + written
+            # one status array (each check's flag, then its value): one transfer to the host per call; a failed
+            # check gives the overwritten state back unchanged, so its old buffers can still be donated
+            bad = jnp.stack([b for b, _, _, _ in checks])
+            status = jnp.concatenate([bad.astype(jnp.int64), jnp.stack([v for _, v, _, _ in checks]).astype(jnp.int64)])
+            failed = jnp.any(bad)
+            for i, (kind, pos) in enumerate(program.writes):
+                old = arrays[n_args + pos] if kind == "state" else None
+                if old is not None and old.aval == written[i].aval:
+                    written[i] = jnp.where(failed, old, written[i])
+                    found.setdefault("kept", set()).add(pos)
+            return outs + written + [status]
 
         arrays = [t._data for t in arg_tensors + state_tensors] + [c.get() for c in cells]
         try:
@@ -518,8 +532,9 @@ class _Compiled:
         program.jaxpr = closed  # (what the program computes, for users who want to look: print(program.jaxpr))
         fun = jax.extend.core.jaxpr_as_fun(closed)
         program.jitted = _split(jax.jit(fun), found["n_outs"], program.checks)
-        program.donate = () if program.checks else tuple(  # (a failed check keeps the old state: not donated)
-            n_args + k for kind, k in program.writes if kind == "state")
+        kept = found.get("kept", set())  # (with checks: the state a failed check gives back unchanged)
+        program.donate = tuple(n_args + k for kind, k in program.writes
+                               if kind == "state" and (not program.checks or k in kept))
         if program.donate:  # the state the program overwrites: its old buffers are given to XLA when nothing else
             program.donating = _split(jax.jit(fun, donate_argnums=program.donate), found["n_outs"],  # holds them
                                       program.checks)
@@ -610,7 +625,15 @@ class _Compiled:
             n = len(arg_tensors)
             if program.donate and all(_donatable(state_tensors[i - n], arrays[i]) for i in program.donate):
                 run = program.donating
-            outs, written = run(arrays)
+            outs, written, failure = run(arrays)
+            if failure is not None:  # nothing written back: the donated state gets its (unchanged) values back
+                if run is not program.jitted:
+                    for (kind, where), value in zip(program.writes, written):
+                        if kind == "state" and n + where in program.donate:
+                            _set_value(state_tensors[where], value)
+                arrays.clear()  # (the traceback keeps this frame: its arrays would stop the next donation)
+                written = outs = None
+                raise failure
             self._write_back(program, arg_tensors, state_tensors, written)
             outs = [_wrap(o) for o in outs]
         return self._outputs(program, outs)
@@ -700,19 +723,21 @@ def _unflatten(spec, leaves):
 
 
 def _split(jitted, n_outs, checks):
-    """``jitted(arrays) -> (fn's output arrays, the written state's arrays)``, after raising the error of the first
-    value check that failed (ops/_util.check_later: nothing is written back then)."""
+    """``jitted(arrays) -> (fn's output arrays, the written state's arrays, None or the error of the first value
+    check that failed)`` (ops/_util.check_later: the caller writes nothing back then)."""
     n = len(checks)
 
     def run(arrays):
         flat = jitted(*arrays)
+        failure = None
         if n:
-            flags = flat[len(flat) - 2 * n:]
-            for k, (exc, message) in enumerate(checks):
-                if bool(flags[2 * k]):
-                    raise exc(message.format(v=int(flags[2 * k + 1])))
-            flat = flat[:len(flat) - 2 * n]
-        return flat[:n_outs], flat[n_outs:]
+            status = np.asarray(flat[-1])
+            flat = flat[:-1]
+            if status[:n].any():
+                k = int(status[:n].argmax())
+                exc, message = checks[k]
+                failure = exc(message.format(v=int(status[n + k])))
+        return flat[:n_outs], flat[n_outs:], failure
     return run
 
 
@@ -745,7 +770,9 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, compiled, program, arrays, arg_tensors, state_tensors, *diff):
-        outs, written = program.jitted(arrays)
+        outs, written, failure = program.jitted(arrays)
+        if failure is not None:
+            raise failure
         compiled._write_back(program, arg_tensors, state_tensors, written)
         ctx.program = program
         # the inputs as they were, saved (released after backward, as torch's saved activations); numbers kept aside

@@ -1243,8 +1243,9 @@ _NOT_DIFFERENTIABLE = frozenset(
     "eq ne lt le gt ge greater greater_equal less less_equal not_equal equal isclose allclose logical_and logical_or "
     "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift "
     "isnan isinf isfinite isposinf isneginf isreal is_nonzero signbit argmax argmin argsort argwhere nonzero "
-    "count_nonzero bucketize searchsorted unique unique_consecutive histc bincount floor_divide __eq__ __ne__ __lt__ "
-    "__le__ __gt__ __ge__ __and__ __or__ __xor__ __invert__ __lshift__ __rshift__ __floordiv__".split())
+    "count_nonzero bucketize searchsorted unique unique_consecutive histc bincount __eq__ __ne__ __lt__ "
+    "__le__ __gt__ __ge__ __and__ __or__ __xor__ __invert__ __lshift__ __rshift__".split())  # (floor_divide records
+# torch's NotImplemented node, so its autograd kernel runs first)
 
 
 _NOT_WRITES = frozenset((  # methods named as in-place ops that torch's autograd kernel does not check first
