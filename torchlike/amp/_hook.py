@@ -1,4 +1,4 @@
-"""The one function the op table calls for every op while autocast or a profiler is on.
+"""The one function the op table calls for every op while autocast or a profiler is on, or DTensors exist.
 
 ``ops._registry._apply`` / ``_apply_inplace`` call the hook installed with ``set_dispatch_hook`` (with it off
 that is one global load and compare per op); ``run`` then runs the op itself, unhooked.
@@ -9,6 +9,7 @@ from ..ops import _registry
 
 _cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is on
 _record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
+_sharded = [None]  # DTensor: fn(run) -> run making the results of ops on DTensors DTensors (distributed.tensor)
 _names = {}
 _ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
          "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax",
@@ -30,6 +31,8 @@ def _dispatch(op, args, run, inplace):
     """Run one table op: autocast casts its inputs, the profiler times it (casts included, as torch's)."""
     name = _aten_name(op)
     cast, record = _cast[0], _record[0]
+    if _sharded[0] is not None:
+        run = _sharded[0](run)
     if cast is not None and not inplace:
         if record is None:
             return run(cast(name, args))
@@ -40,6 +43,7 @@ def _dispatch(op, args, run, inplace):
 
 
 def _update():
-    """Install the hook in the op table while autocast or a profiler is on; remove it when both are off."""
-    _registry.set_dispatch_hook(_dispatch if _cast[0] is not None or _record[0] is not None else None)
+    """Install the hook in the op table while autocast, a profiler or DTensors are on; remove it when all are off."""
+    on = _cast[0] is not None or _record[0] is not None or _sharded[0] is not None
+    _registry.set_dispatch_hook(_dispatch if on else None)
     _registry._composite_cast = _cast[0]

@@ -1,0 +1,346 @@
+"""DTensor on JAX sharding: a Tensor whose ``_data`` is one global ``jax.Array`` laid out on a DeviceMesh by a
+``jax.sharding.NamedSharding`` (the pieces really lie on the devices: ``interop.to_jax(d).sharding`` shows it).
+
+The op table runs unchanged: its jitted ops take the sharded arrays and XLA propagates the sharding, inserting the
+collectives each op needs. While DTensors exist, the op table's dispatch hook makes an op's results DTensors
+when an input is one, and their ``placements`` are read from the result's sharding. A leaf DTensor's ``.grad``
+is a DTensor placed as the leaf (torch's grad of a ``Shard(0)`` parameter is ``Shard(0)``).
+
+One process drives every device, where torch runs one process per rank; so:
+- ``to_local()`` is what torch's rank 0 holds: the piece on the mesh's first device of this process (a Tensor of
+  the local shape); its gradient flows back into that piece only.
+- ``from_local(local, ...)`` reads ``local`` as every rank's local tensor (each rank runs the same code):
+  ``Shard(d)`` joins the copies along ``d``, ``Replicate()`` keeps it, ``Partial("sum")`` sums the copies.
+- ``Partial`` is a label: JAX arrays hold reduced values (XLA reduces inside each program), so a Partial DTensor
+  holds the reduced value, ``to_local()`` gives its share (``value / n`` for ``"sum"``), and the results of ops
+  report the placements of their sharding (torch may report a pending ``Partial`` where XLA has reduced already).
+- Shards must divide evenly: JAX shardings have no uneven pieces (torch pads the last ranks), so a ``Shard(d)``
+  whose size is not a multiple of the mesh dimension raises ``ValueError``.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer
+from jax.sharding import NamedSharding, PartitionSpec
+
+from ..._device import _device_of_jax
+from ..._tensor import Tensor, _wrap
+from ...amp import _hook
+from ...autograd.function import Function
+from ...nn.parameter import Parameter
+from .device_mesh import _MESHES
+from .placement_types import Partial, Placement, Replicate, Shard
+
+__all__ = ["DTensor", "distribute_tensor", "distribute_module"]
+
+def _sharding(mesh, placements, ndim):
+    """The NamedSharding of ``placements`` on ``mesh`` for a tensor of ``ndim`` dims."""
+    axes = [[] for _ in range(ndim)]
+    for name, p in zip(mesh._dims, placements):
+        if isinstance(p, Shard):
+            axes[p.dim % ndim if ndim else 0].append(name)
+    return NamedSharding(mesh.jax_mesh, PartitionSpec(*[tuple(a) if len(a) > 1 else (a[0] if a else None)
+                                                        for a in axes]))
+
+
+def _placements_of(array, mesh):
+    """The placements of a global array on ``mesh``, read from its sharding."""
+    sharding = getattr(array, "sharding", None)
+    if isinstance(sharding, NamedSharding):
+        where = {}
+        for d, entry in enumerate(sharding.spec):
+            for name in (entry if isinstance(entry, tuple) else (entry,)):
+                if name is not None:
+                    where[name] = d
+        return tuple(Shard(where[n]) if n in where else Replicate() for n in mesh._dims)
+    if sharding is None or sharding.is_fully_replicated or mesh.ndim != 1:
+        return (Replicate(),) * mesh.ndim
+    sizes = sharding.shard_shape(array.shape)
+    return (next((Shard(d) for d, (a, b) in enumerate(zip(array.shape, sizes)) if a != b), Replicate()),)
+
+
+def _place(array, sharding):
+    """``array`` laid out by ``sharding`` (a constraint inside a JAX trace)."""
+    if isinstance(array, Tracer):
+        return jax.lax.with_sharding_constraint(array, sharding)
+    return jax.device_put(array, sharding)
+
+
+def _normalize(placements, mesh, ndim):
+    if placements is None:
+        return (Replicate(),) * mesh.ndim
+    placements = tuple(placements)
+    if len(placements) != mesh.ndim:
+        raise ValueError("`placements` must have the same length as `device_mesh.ndim`! Found placements length: "
+                         f"{len(placements)}, and device_mesh.ndim: {mesh.ndim}.")
+    out = []
+    for p in placements:
+        if not isinstance(p, Placement):
+            raise TypeError(f"placements must be Placement objects (Shard, Replicate, Partial), got {p!r}")
+        if isinstance(p, Shard):
+            if not -ndim <= p.dim < max(ndim, 1):
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but "
+                                 f"got {p.dim})")
+            p = Shard(p.dim % ndim)
+        out.append(p)
+    if len({p.reduce_op for p in out if isinstance(p, Partial)}) > 1:
+        raise ValueError(f"Mixed Partial reduce types are not supported: {tuple(out)}")
+    return tuple(out)
+
+
+def _check_even(shape, mesh, placements):
+    parts = {}
+    for size, p in zip(mesh.shape, placements):
+        if isinstance(p, Shard):
+            parts[p.dim] = parts.get(p.dim, 1) * size
+    for d, n in parts.items():
+        if shape[d] % n:
+            raise ValueError(f"torchlike's DTensor shards evenly only (JAX shardings have no uneven pieces): dim {d} "
+                             f"of size {shape[d]} is split {n} ways")
+
+
+def _partial_share(placements, mesh):
+    """Each device's share of a Partial value: 1/n for "sum" over the Partial mesh dims, 1 otherwise."""
+    n = 1
+    for size, p in zip(mesh.shape, placements):
+        if isinstance(p, Partial) and p.reduce_op == "sum":
+            n *= size
+    return n
+
+
+def _make(array, mesh, placements, requires_grad=False):
+    """A DTensor leaf around ``array`` (already laid out); a Partial label is kept while its data is unchanged."""
+    _watch()
+    t = _wrap(array)
+    t.__class__ = DTensor
+    t._mesh = mesh
+    if any(isinstance(p, Partial) for p in placements):
+        t._labels = (array, placements)
+    if requires_grad:
+        t._requires_grad = True
+    return t
+
+
+class DTensor(Tensor):
+    """A Tensor laid out on a DeviceMesh (see the module docstring). ``placements``, ``device_mesh``,
+    ``to_local()``, ``full_tensor()``, ``redistribute()``, ``DTensor.from_local()``."""
+
+    _mesh = None
+    _labels = None  # (array, placements) of a DTensor made with Partial placements
+
+    @property
+    def device_mesh(self):
+        mesh = self._mesh
+        if mesh is None:
+            mesh = self._mesh = _MESHES[self._data.sharding.mesh]
+        return mesh
+
+    @property
+    def placements(self):
+        labels = self._labels
+        if labels is not None and labels[0] is self._data:
+            return labels[1]
+        return _placements_of(self._data, self.device_mesh)
+
+    @property
+    def device(self):
+        return _device_of_jax(self.device_mesh.jax_mesh.devices.flat[0])
+
+    def _dist_grad(self):
+        """After accumulation: ``.grad`` becomes a DTensor placed as this leaf (torch's placements)."""
+        g = self._grad
+        sharding = self._data.sharding
+        if g._data.sharding != sharding:
+            g._data = _place(g._data, sharding)
+        if not isinstance(g, DTensor):
+            g.__class__ = DTensor
+        g._mesh = self.device_mesh
+
+    def to_local(self, *, grad_placements=None):
+        """This process's first piece (what torch's rank 0 holds), differentiable (see the module docstring)."""
+        return _ToTorchTensor.apply(self, grad_placements)
+
+    def full_tensor(self, *, grad_placements=None):
+        """The whole tensor as a plain Tensor (all-gathered), differentiable."""
+        return self.redistribute(placements=(Replicate(),) * self.device_mesh.ndim).to_local(
+            grad_placements=grad_placements)
+
+    def redistribute(self, device_mesh=None, placements=None, *, async_op=False, forward_dtype=None,
+                     backward_dtype=None):
+        """The same values laid out by ``placements`` (XLA moves the pieces); the gradient goes back to the
+        original placements (a Partial one as Replicate, as torch's)."""
+        mesh = device_mesh or self.device_mesh
+        placements = _normalize(placements if placements is not None else self.placements, mesh, self.ndim)
+        for p in placements:
+            if isinstance(p, Partial) and p not in self.placements:
+                raise RuntimeError(f"redistribute from {self.placements} to {placements} is not supported: "
+                                   "Partial placements come from ops, not from redistribute")
+        return Redistribute.apply(self, mesh, placements, forward_dtype, backward_dtype)
+
+    @staticmethod
+    def from_local(local_tensor, device_mesh=None, placements=None, *, run_check=False, shape=None, stride=None):
+        """A DTensor from every rank's ``local_tensor`` (the same on every rank here: see the module docstring)."""
+        mesh = device_mesh or _default_mesh()
+        placements = _normalize(placements, mesh, local_tensor.ndim)
+        return _FromTorchTensor.apply(local_tensor, mesh, placements)
+
+    def __repr__(self):
+        local = self.to_local().detach()
+        return f"DTensor(local_tensor={local!r}, device_mesh={self.device_mesh!r}, placements={self.placements!r})"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.asarray(self._data), self.device_mesh.shape, self.placements, self._requires_grad))
+
+
+class _ParameterDTensor(DTensor, Parameter):
+    """``nn.Parameter(dtensor)``: a parameter that is a DTensor (torch's ``Parameter`` keeps the data's class)."""
+
+    def __repr__(self):
+        return "Parameter containing:\n" + DTensor.__repr__(self)
+
+    __str__ = __repr__
+
+
+DTensor._param_cls = _ParameterDTensor
+
+
+def _rebuild(array, shape, placements, requires_grad):
+    from .device_mesh import init_device_mesh
+    from ...ops.creation import tensor
+    return distribute_tensor(tensor(array).requires_grad_(requires_grad), init_device_mesh("cpu", shape),
+                             placements)
+
+
+def _default_mesh():
+    if not _MESHES:
+        from .device_mesh import init_device_mesh
+        return init_device_mesh(jax.devices()[0].platform.replace("gpu", "cuda"), (len(jax.devices()),))
+    return next(reversed(_MESHES.values()))
+
+
+class _ToTorchTensor(Function):
+    @staticmethod
+    def forward(ctx, x, grad_placements):
+        mesh, placements, array = x.device_mesh, x.placements, x._data
+        device = mesh.jax_mesh.local_devices[0] if jax.process_index() else mesh.jax_mesh.devices.flat[0]
+        index = array.sharding.devices_indices_map(array.shape)[device]
+        ctx.meta = (mesh, grad_placements or placements, index, array.shape, _partial_share(placements, mesh))
+        if isinstance(array, Tracer):
+            local = array[index]
+        else:
+            local = next(s.data for s in array.addressable_shards if s.device == device)
+        n = ctx.meta[-1]
+        return _wrap(local / n if n > 1 else local)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mesh, placements, index, shape, n = ctx.meta
+        g = jnp.zeros(shape, grad._data.dtype).at[index].set(grad._data / n if n > 1 else grad._data)
+        placements = tuple(Replicate() if isinstance(p, Partial) else p for p in placements)
+        return _make(_place(g, _sharding(mesh, placements, len(shape))), mesh, ()), None
+
+
+def _tiled(local, mesh, placements):
+    """The global array of every rank's identical ``local`` (the forward of from_local, as a JAX function)."""
+    out = local
+    for size, p in zip(mesh.shape, placements):
+        if isinstance(p, Shard):
+            out = jnp.concatenate([out] * size, axis=p.dim)
+        elif isinstance(p, Partial) and p.reduce_op == "sum":
+            out = out * size
+    return out
+
+
+class _FromTorchTensor(Function):
+    @staticmethod
+    def forward(ctx, local, mesh, placements):
+        array, vjp = jax.vjp(lambda a: _tiled(a, mesh, placements), local._data)
+        ctx.meta = vjp
+        out = _make(_place(array, _sharding(mesh, placements, array.ndim)), mesh, placements)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (g,) = ctx.meta(grad._data)
+        return _wrap(g), None, None
+
+
+class Redistribute(Function):
+    @staticmethod
+    def forward(ctx, x, mesh, placements, forward_dtype, backward_dtype):
+        _check_even(x.shape, mesh, placements)
+        ctx.meta = (x.device_mesh, x.placements, x._data.dtype, backward_dtype)
+        array = x._data if forward_dtype is None else x._data.astype(forward_dtype.np)
+        return _make(_place(array, _sharding(mesh, placements, x.ndim)), mesh, placements)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mesh, placements, dtype, _ = ctx.meta
+        placements = tuple(Replicate() if isinstance(p, Partial) else p for p in placements)
+        g = _place(grad._data.astype(dtype), _sharding(mesh, placements, grad.ndim))
+        return _make(g, mesh, placements), None, None, None, None
+
+
+def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_rank=0):
+    """A leaf DTensor with ``tensor``'s values laid out on ``device_mesh`` by ``placements`` (default: all
+    Replicate); it requires grad when ``tensor`` does, as torch's."""
+    mesh = device_mesh or _default_mesh()
+    if isinstance(tensor, DTensor):
+        if tensor.device_mesh != mesh:
+            raise ValueError(f"Cannot distribute a DTensor with device mesh {tensor.device_mesh} to a different "
+                             f"device mesh {mesh}.")
+        if tensor.placements != tuple(placements):
+            raise ValueError(f"Cannot distribute a DTensor with placements {tensor.placements} to a different "
+                             f"placements {tuple(placements)}. do you want to call `redistribute` instead?")
+        return tensor
+    placements = _normalize(placements, mesh, tensor.ndim)
+    _check_even(tensor.shape, mesh, placements)
+    return _make(_place(tensor._data, _sharding(mesh, placements, tensor.ndim)), mesh, placements,
+                 tensor._requires_grad)
+
+
+def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None, output_fn=None):
+    """Lay out ``module``'s parameters and buffers: ``partition_fn(name, submodule, mesh)`` for each submodule
+    (default: every parameter and buffer replicated); ``input_fn(module, inputs, mesh)`` and
+    ``output_fn(module, outputs, mesh)`` become forward pre-hook and hook."""
+    mesh = device_mesh or _default_mesh()
+    for name, sub in module.named_modules():
+        if partition_fn is not None:
+            partition_fn(name, sub, mesh)
+        for key, p in list(sub._parameters.items()):
+            if p is not None and not isinstance(p, DTensor):
+                sub.register_parameter(key, Parameter(distribute_tensor(p.detach(), mesh), p.requires_grad))
+        for key, b in list(sub._buffers.items()):
+            if b is not None and not isinstance(b, DTensor):
+                sub._buffers[key] = distribute_tensor(b, mesh)
+    if input_fn is not None:
+        module.register_forward_pre_hook(lambda mod, inputs: input_fn(mod, inputs, mesh))
+    if output_fn is not None:
+        module.register_forward_hook(lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
+    return module
+
+
+def _to_dtensors(run):
+    """The op table's dispatch wrapper while DTensors exist: results of an op with a DTensor input are DTensors."""
+    def go(args):
+        out = run(args)
+        mesh = None
+        for a in args:
+            if isinstance(a, DTensor):
+                mesh = a.device_mesh
+                break
+        if mesh is not None:
+            for o in (out if isinstance(out, (tuple, list)) else (out,)):
+                if type(o) is Tensor and isinstance(getattr(o._data, "sharding", None), NamedSharding):
+                    o.__class__ = DTensor
+                    o._mesh = mesh
+        return out
+    return go
+
+
+def _watch():
+    if _hook._sharded[0] is None:
+        _hook._sharded[0] = _to_dtensors
+        _hook._update()
