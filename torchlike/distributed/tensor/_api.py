@@ -146,9 +146,9 @@ class DTensor(Tensor):
     def device(self):
         return _device_of_jax(self.device_mesh.jax_mesh.devices.flat[0])
 
-    def _dist_grad(self):
-        """After accumulation: ``.grad`` becomes a DTensor placed as this leaf (torch's placements)."""
-        g = self._grad
+    def _dist_place(self, g):
+        """Lay out ``g`` (this leaf's .grad after accumulation, a ``zeros_like`` of it) as this DTensor: torch's
+        grad of a ``Shard(0)`` parameter is ``Shard(0)``, its ``zeros_like`` too."""
         sharding = self._data.sharding
         if g._data.sharding != sharding:
             g._data = _place(g._data, sharding)
@@ -271,16 +271,28 @@ class Redistribute(Function):
     @staticmethod
     def forward(ctx, x, mesh, placements, forward_dtype, backward_dtype):
         _check_even(x.shape, mesh, placements)
-        ctx.meta = (x.device_mesh, x.placements, x._data.dtype, backward_dtype)
+        ctx.meta = (x.device_mesh, x.placements, x._data.dtype) if isinstance(x, DTensor) else (None, None,
+                                                                                                  x._data.dtype)
         array = x._data if forward_dtype is None else x._data.astype(forward_dtype.np)
         return _make(_place(array, _sharding(mesh, placements, x.ndim)), mesh, placements)
 
     @staticmethod
     def backward(ctx, grad):
-        mesh, placements, dtype, _ = ctx.meta
+        mesh, placements, dtype = ctx.meta
+        g = grad._data.astype(dtype)
+        if mesh is None:  # (from a plain Tensor: _layout)
+            return _wrap(g), None, None, None, None
         placements = tuple(Replicate() if isinstance(p, Partial) else p for p in placements)
-        g = _place(grad._data.astype(dtype), _sharding(mesh, placements, grad.ndim))
-        return _make(g, mesh, placements), None, None, None, None
+        return _make(_place(g, _sharding(mesh, placements, grad.ndim)), mesh, placements), None, None, None, None
+
+
+def _layout(x, mesh, placements):
+    """``x`` laid out by ``placements``, differentiable: a DTensor redistributed, a plain Tensor distributed (read
+    as the whole tensor, as one process holds it)."""
+    placements = _normalize(placements, mesh, x.ndim)
+    if isinstance(x, DTensor) and x.device_mesh == mesh and x.placements == placements:
+        return x
+    return Redistribute.apply(x, mesh, placements, None, None)
 
 
 def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_rank=0):
