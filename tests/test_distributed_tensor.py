@@ -12,15 +12,12 @@ import textwrap
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# (the executable cache is off in these processes: an executable it loads in an 8-device process can expect 8
-# shards for single-device arguments; see the report of issue 17)
-ENV = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT),
-           TORCHLIKE_EXECUTABLE_CACHE="0")
+ENV = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
 
 
-def run(code):
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=ENV, capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+def run(code, **env):
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=dict(ENV, **env), capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -124,3 +121,18 @@ def test_torch_errors_match():
     from torch.distributed.device_mesh import init_device_mesh as torch_mesh
     with pytest.raises(RuntimeError, match="mesh_shape and mesh_dim_names should have same length!"):
         torch_mesh("cpu", (8,), mesh_dim_names=("a", "b"))
+
+
+def test_executable_cache_loads_for_the_default_device_of_a_many_device_process(tmp_path):
+    """A program torchlike's executable cache stored in an 8-device process loads in the next one for the default
+    device alone (it once loaded for all 8 devices and then refused its single-device arguments)."""
+    code = """
+        import json, numpy as np
+        import torchlike as torch
+        from torchlike import nn
+        torch.manual_seed(0)
+        print(json.dumps(float(nn.Linear(64, 256).weight.sum().item())))
+    """
+    first = run(code, JAX_COMPILATION_CACHE_DIR=str(tmp_path))
+    assert list(tmp_path.rglob("manifest-*"))
+    assert run(code, JAX_COMPILATION_CACHE_DIR=str(tmp_path)) == first
