@@ -3,15 +3,34 @@ FSDP step on an 8-device mesh, each checked against the same model on one device
 
     XLA_FLAGS=--xla_force_host_platform_device_count=8 python examples/sharding.py
 
-(on a GPU/TPU host drop XLA_FLAGS: the mesh takes the real devices; on several hosts call
-jax.distributed.initialize() first, see the README). Prints one line per check and, last, OK.
+(on a GPU/TPU host drop XLA_FLAGS: the mesh takes the real devices). On several hosts every process runs the same
+script after ``jax.distributed.initialize`` (see the README); two processes of 4 CPU devices each on this machine:
+
+    XLA_FLAGS=--xla_force_host_platform_device_count=4 python examples/sharding.py --coordinator 127.0.0.1:12355 \
+        --num-processes 2 --process-id 0 &
+    XLA_FLAGS=--xla_force_host_platform_device_count=4 python examples/sharding.py --coordinator 127.0.0.1:12355 \
+        --num-processes 2 --process-id 1
+
+Prints one line per check and, last, OK.
 """
+import argparse
 import copy
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jax  # noqa: E402
 import numpy as np  # noqa: E402
+
+if __name__ == "__main__":  # several processes: jax.distributed starts before torchlike is imported (its import
+    parser = argparse.ArgumentParser()  # already makes arrays, which starts JAX's backend)
+    parser.add_argument("--coordinator", help="host:port of process 0 (several processes: jax.distributed)")
+    parser.add_argument("--num-processes", type=int, default=1)
+    parser.add_argument("--process-id", type=int, default=0)
+    args = parser.parse_args()
+    if args.coordinator:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")  # XLA:CPU's collectives across processes
+        jax.distributed.initialize(args.coordinator, num_processes=args.num_processes, process_id=args.process_id)
 
 import interop  # noqa: E402
 import torchlike as torch  # noqa: E402
@@ -52,6 +71,8 @@ def train(model, x, y, steps=3, opt=torch.optim.Adam):
 
 def main():
     mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    print(f"mesh              {mesh.size()} devices in {jax.process_count()} process(es), "
+          f"{len(jax.local_devices())} here")
     torch.manual_seed(1)
     x, y = torch.randn(32, 64), torch.randn(32, 64)
 

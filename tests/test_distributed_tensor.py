@@ -5,6 +5,7 @@ FSDP training step against the same model on one device, and FSDP's per-device p
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import textwrap
@@ -22,13 +23,11 @@ def run(code, **env):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_example_tensor_data_and_fully_sharded_parallel():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "sharding.py")], env=ENV, capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = proc.stdout.splitlines()
+def check_example_output(stdout, processes):
+    lines = stdout.splitlines()
     assert lines[-1] == "OK"
     rows = {line[:18].strip(): line[18:].split() for line in lines[:-1]}
+    assert rows["mesh"][:5] == ["8", "devices", "in", str(processes), "process(es),"]
     tp, dp, fs, mem = rows["tensor parallel"], rows["data parallel"], rows["fsdp"], rows["fsdp memory"]
     assert float(tp[2]) < 1e-5 and float(tp[6]) < 1e-4
     assert " ".join(tp[8:]) == "['S(0)', 'S(0)', 'S(1)', 'R']"  # grads placed as torch's (ColwiseParallel, Rowwise)
@@ -36,6 +35,31 @@ def test_example_tensor_data_and_fully_sharded_parallel():
     assert float(fs[2]) < 1e-6 and float(fs[5]) < 1e-4 and " ".join(fs[7:]) == "(Shard(dim=0),)"
     before, after = int(mem[4]), int(mem[6])
     assert before == 8 * after  # parameter memory per device falls by the mesh size
+
+
+def test_example_tensor_data_and_fully_sharded_parallel():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "sharding.py")], env=ENV, capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check_example_output(proc.stdout, 1)
+
+
+def test_example_on_two_processes_with_jax_distributed():
+    """The same example as two processes of 4 CPU devices each, joined by jax.distributed on localhost (XLA:CPU's
+    gloo collectives): one 8-device mesh, and each process's results equal its one-device reference."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(ENV, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    cmd = [sys.executable, str(ROOT / "examples" / "sharding.py"), "--coordinator", f"127.0.0.1:{port}",
+           "--num-processes", "2", "--process-id"]
+    procs = [subprocess.Popen(cmd + [str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=ROOT) for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out + err
+        check_example_output(out, 2)
+        assert out.splitlines()[0].endswith("4 here")
 
 
 def test_dtensor_api_against_torch():

@@ -60,10 +60,26 @@ def _placements_of(array, mesh):
 
 
 def _place(array, sharding):
-    """``array`` laid out by ``sharding`` (a constraint inside a JAX trace)."""
+    """``array`` laid out by ``sharding``: a constraint inside a JAX trace; on several processes, a process's own
+    value gives the pieces of its devices, and a global array is resharded by XLA."""
     if isinstance(array, Tracer):
         return jax.lax.with_sharding_constraint(array, sharding)
-    return jax.device_put(array, sharding)
+    if sharding.is_fully_addressable:
+        return jax.device_put(array, sharding)
+    if array.is_fully_addressable:  # this process's value (every process holds one, as each rank in torch)
+        host = np.asarray(array)
+        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+    return _reshard(sharding)(array)
+
+
+_RESHARD = {}
+
+
+def _reshard(sharding):
+    fn = _RESHARD.get(sharding)
+    if fn is None:
+        fn = _RESHARD[sharding] = jax.jit(lambda a: a, out_shardings=sharding)
+    return fn
 
 
 def _normalize(placements, mesh, ndim):
