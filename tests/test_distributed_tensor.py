@@ -160,3 +160,16 @@ def test_executable_cache_loads_for_the_default_device_of_a_many_device_process(
     first = run(code, JAX_COMPILATION_CACHE_DIR=str(tmp_path))
     assert list(tmp_path.rglob("manifest-*"))
     assert run(code, JAX_COMPILATION_CACHE_DIR=str(tmp_path)) == first
+
+
+def test_compiled_sharded_steps_equal_jax_jit():
+    """torchlike.compile of a data-parallel and of an FSDP step (one SPMD program over 8 devices) ends with the
+    parameters jax.jit of the same sharded JAX step gives, laid out the same (benchmarks/bench_sharded.py)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sharded.py"), "--steps", "3"], env=ENV,
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if "torchlike.compile" in line]
+    assert len(rows) == 2
+    for row in rows:
+        diff = float(row[row.index("diff") + 1])
+        assert diff < 1e-6

@@ -130,6 +130,7 @@ def _make(array, mesh, placements, requires_grad=False):
     t = _wrap(array)
     t.__class__ = DTensor
     t._mesh = mesh
+    t._pl = placements
     if any(isinstance(p, Partial) for p in placements):
         t._labels = (array, placements)
     if requires_grad:
@@ -143,11 +144,14 @@ class DTensor(Tensor):
 
     _mesh = None
     _labels = None  # (array, placements) of a DTensor made with Partial placements
+    _pl = None  # the placements it was made with: what it reports while JAX traces it (a tracer has no sharding)
 
     @property
     def device_mesh(self):
         mesh = self._mesh
         if mesh is None:
+            if isinstance(self._data, Tracer):
+                return next(iter(_MESHES.values()))
             mesh = self._mesh = _MESHES[self._data.sharding.mesh]
         return mesh
 
@@ -156,7 +160,20 @@ class DTensor(Tensor):
         labels = self._labels
         if labels is not None and labels[0] is self._data:
             return labels[1]
+        if isinstance(self._data, Tracer):
+            return self._pl if self._pl is not None else (Replicate(),) * self.device_mesh.ndim
         return _placements_of(self._data, self.device_mesh)
+
+    def _layout_sharding(self):
+        """The NamedSharding of its data (from its placements while JAX traces it)."""
+        if isinstance(self._data, Tracer):
+            return _sharding(self.device_mesh, self.placements, self.ndim)
+        return self._data.sharding
+
+    def _as_parameter(self, t):
+        """``nn.Parameter(self)`` made ``t`` (an alias): it stays a DTensor on the same mesh."""
+        t.__class__ = _ParameterDTensor
+        t._mesh, t._pl, t._labels = self.device_mesh, self.placements, self._labels
 
     @property
     def device(self):
@@ -165,12 +182,12 @@ class DTensor(Tensor):
     def _dist_place(self, g):
         """Lay out ``g`` (this leaf's .grad after accumulation, a ``zeros_like`` of it) as this DTensor: torch's
         grad of a ``Shard(0)`` parameter is ``Shard(0)``, its ``zeros_like`` too."""
-        sharding = self._data.sharding
-        if g._data.sharding != sharding:
+        sharding = self._layout_sharding()
+        if isinstance(g._data, Tracer) or g._data.sharding != sharding:
             g._data = _place(g._data, sharding)
         if not isinstance(g, DTensor):
             g.__class__ = DTensor
-        g._mesh = self.device_mesh
+        g._mesh, g._pl = self.device_mesh, self._pl
 
     def to_local(self, *, grad_placements=None):
         """This process's first piece (what torch's rank 0 holds), differentiable (see the module docstring)."""
@@ -219,9 +236,6 @@ class _ParameterDTensor(DTensor, Parameter):
     __str__ = __repr__
 
 
-DTensor._param_cls = _ParameterDTensor
-
-
 def _rebuild(array, shape, placements, requires_grad):
     from .device_mesh import init_device_mesh
     from ...ops.creation import tensor
@@ -241,7 +255,7 @@ class _ToTorchTensor(Function):
     def forward(ctx, x, grad_placements):
         mesh, placements, array = x.device_mesh, x.placements, x._data
         device = mesh.jax_mesh.local_devices[0] if jax.process_index() else mesh.jax_mesh.devices.flat[0]
-        index = array.sharding.devices_indices_map(array.shape)[device]
+        index = x._layout_sharding().devices_indices_map(array.shape)[device]
         ctx.meta = (mesh, grad_placements or placements, index, array.shape, _partial_share(placements, mesh))
         if isinstance(array, Tracer):
             local = array[index]
