@@ -219,6 +219,7 @@ class DTensor(Tensor):
 
     def __repr__(self):
         local = self.to_local().detach()
+        local._requires_grad = self._requires_grad  # (torch shows its local tensor's flag)
         return f"DTensor(local_tensor={local!r}, device_mesh={self.device_mesh!r}, placements={self.placements!r})"
 
     __str__ = __repr__
@@ -228,12 +229,13 @@ class DTensor(Tensor):
 
 
 class _ParameterDTensor(DTensor, Parameter):
-    """``nn.Parameter(dtensor)``: a parameter that is a DTensor (torch's ``Parameter`` keeps the data's class)."""
+    """``nn.Parameter(dtensor)``: a parameter that is a DTensor (torch's ``Parameter`` keeps the data's class, and
+    its name and repr)."""
 
-    def __repr__(self):
-        return "Parameter containing:\n" + DTensor.__repr__(self)
+    __repr__ = __str__ = DTensor.__repr__
 
-    __str__ = __repr__
+
+_ParameterDTensor.__name__ = _ParameterDTensor.__qualname__ = "DTensor"
 
 
 def _rebuild(array, shape, placements, requires_grad):

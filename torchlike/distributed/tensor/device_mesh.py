@@ -71,7 +71,7 @@ class DeviceMesh:
         return 0
 
     def get_coordinate(self):
-        return [0] * self.ndim
+        return (0,) * self.ndim
 
     def __getitem__(self, mesh_dim_names):
         names = (mesh_dim_names,) if isinstance(mesh_dim_names, str) else tuple(mesh_dim_names)
@@ -79,7 +79,7 @@ class DeviceMesh:
             raise RuntimeError("Cannot slice a DeviceMesh without mesh_dim_names!")
         for n in names:
             if n not in self._dims:
-                raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names are {self._dims}.")
+                raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names are {list(self._dims)}.")
         return DeviceMesh(self.device_type, None, mesh_dim_names=names, _jax_mesh=self.jax_mesh, _dims=names)
 
     def __eq__(self, other):
