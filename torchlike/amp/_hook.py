@@ -9,7 +9,7 @@ from ..ops import _registry
 
 _cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is on
 _record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
-_sharded = [None]  # DTensor: fn(run) -> run making the results of ops on DTensors DTensors (distributed.tensor)
+_sharded = [None]  # DTensor: fn(run, inplace) -> run making the results of ops on DTensors DTensors (distributed.tensor)
 _names = {}
 _ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
          "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax",
@@ -32,7 +32,7 @@ def _dispatch(op, args, run, inplace):
     name = _aten_name(op)
     cast, record = _cast[0], _record[0]
     if _sharded[0] is not None:
-        run = _sharded[0](run)
+        run = _sharded[0](run, inplace)
     if cast is not None and not inplace:
         if record is None:
             return run(cast(name, args))

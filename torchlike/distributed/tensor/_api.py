@@ -28,6 +28,7 @@ from ..._tensor import Tensor, _wrap
 from ...amp import _hook
 from ...autograd.function import Function
 from ...nn.parameter import Parameter
+from ...ops import _views
 from .device_mesh import _MESHES
 from .placement_types import Partial, Placement, Replicate, Shard
 
@@ -366,20 +367,30 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     return module
 
 
-def _to_dtensors(run):
-    """The op table's dispatch wrapper while DTensors exist: results of an op with a DTensor input are DTensors."""
+def _to_dtensors(run, inplace):
+    """The op table's dispatch wrapper while DTensors exist: results of an op with a DTensor input are DTensors;
+    an in-place op keeps its DTensor target's layout (a plain source written into it is laid out as it)."""
     def go(args):
-        out = run(args)
         mesh = None
         for a in args:
             if isinstance(a, DTensor):
                 mesh = a.device_mesh
                 break
-        if mesh is not None:
-            for o in (out if isinstance(out, (tuple, list)) else (out,)):
-                if type(o) is Tensor and isinstance(getattr(o._data, "sharding", None), NamedSharding):
-                    o.__class__ = DTensor
-                    o._mesh = mesh
+        if mesh is None:
+            return run(args)
+        if inplace:
+            before = {id(a): a._data.sharding for a in args if isinstance(a, DTensor) and
+                      not isinstance(a._data, Tracer)}
+        out = run(args)
+        if inplace:
+            sharding = before.get(id(out))
+            if sharding is not None and out._data.sharding != sharding:
+                _views._write_quiet(out, _place(out._data, sharding))
+            return out
+        for o in (out if isinstance(out, (tuple, list)) else (out,)):
+            if type(o) is Tensor and isinstance(getattr(o._data, "sharding", None), NamedSharding):
+                o.__class__ = DTensor
+                o._mesh = mesh
         return out
     return go
 
