@@ -166,6 +166,8 @@ def test_compiled_sharded_steps_equal_jax_jit():
     for row in rows:
         diff = float(row[row.index("diff") + 1])
         assert diff < 1e-6
+        # two programs (the first call has no .grad yet), none run eagerly: each step is one SPMD program
+        assert row[row.index("programs") + 1:row.index("programs") + 4] == ["2", "(eager", "0)"]
 
 
 PLACEMENT_CASES = """
@@ -182,7 +184,8 @@ PLACEMENT_CASES = """
         x = distribute_tensor(torch.ones(3, 16), mesh, [Replicate()])
         y = x @ d
         out["ops"] = [z.placements, r.placements, d.T.placements, d.sum(1).placements, (d + z).placements,
-                      d.relu().placements, d.reshape(16, 2, 4).placements]
+                      d.relu().placements, d.reshape(16, 2, 4).placements, d[0:4].placements, d[:, 1].placements,
+                      d.view(32, 4).placements, d.detach().placements, d.data.placements, d.clone().placements]
         out["partial ops"] = [y.placements, d.sum(0).placements]
         out["names"] = [r.grad_fn.name(), d.to_local().grad_fn.name(),
                         DTensor.from_local(torch.ones(2, 8, requires_grad=True), mesh, [Shard(0)]).grad_fn.name()]
@@ -215,7 +218,8 @@ PLACEMENT_CASES = """
         errors = []
         for fn in (lambda: distribute_tensor(torch.ones(16), mesh2, [Shard(0)]), lambda: mesh2["xx"],
                    lambda: dt.init_device_mesh("cpu", (8,), mesh_dim_names=("a", "b")),
-                   lambda: dt.init_device_mesh("cpu", (2, 4), mesh_dim_names=("a", "a"))):
+                   lambda: dt.init_device_mesh("cpu", (2, 4), mesh_dim_names=("a", "a")),
+                   lambda: d.redistribute(mesh, [Partial()]), lambda: d.redistribute(mesh)):
             try:
                 fn()
             except Exception as e:

@@ -204,11 +204,13 @@ class DTensor(Tensor):
         """The same values laid out by ``placements`` (XLA moves the pieces); the gradient goes back to the
         original placements (a Partial one as Replicate, as torch's)."""
         mesh = device_mesh or self.device_mesh
-        placements = _normalize(placements if placements is not None else self.placements, mesh, self.ndim)
-        for p in placements:
-            if isinstance(p, Partial) and p not in self.placements:
-                raise RuntimeError(f"redistribute from {self.placements} to {placements} is not supported: "
-                                   "Partial placements come from ops, not from redistribute")
+        if placements is None:
+            raise RuntimeError("placements is needed for redistribute!")
+        placements = _normalize(placements, mesh, self.ndim)
+        for mine, p in zip(self.placements, placements):
+            if isinstance(p, Partial) and mine != p:
+                raise RuntimeError(f"Can not redistribute from {mine} to {p}, redistributing to Partial is for "
+                                   "internal use only!")
         return Redistribute.apply(self, mesh, placements, forward_dtype, backward_dtype)
 
     @staticmethod
@@ -225,9 +227,6 @@ class DTensor(Tensor):
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, proto):
-        return (_rebuild, (np.asarray(self._data), self.device_mesh.shape, self.placements, self._requires_grad))
-
 
 class _ParameterDTensor(DTensor, Parameter):
     """``nn.Parameter(dtensor)``: a parameter that is a DTensor (torch's ``Parameter`` keeps the data's class, and
@@ -237,13 +236,6 @@ class _ParameterDTensor(DTensor, Parameter):
 
 
 _ParameterDTensor.__name__ = _ParameterDTensor.__qualname__ = "DTensor"
-
-
-def _rebuild(array, shape, placements, requires_grad):
-    from .device_mesh import init_device_mesh
-    from ...ops.creation import tensor
-    return distribute_tensor(tensor(array).requires_grad_(requires_grad), init_device_mesh("cpu", shape),
-                             placements)
 
 
 def _default_mesh():
