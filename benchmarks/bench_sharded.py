@@ -87,7 +87,8 @@ def regime(name, model, x, y, steps):
                              for p, q in zip(model.parameters(), state["p"]))
     print(f"{name:14s} torchlike.compile {t_compiled:7.2f} ms   jax.jit {t_jax:7.2f} ms   ratio "
           f"{t_compiled / t_jax:5.2f}   param diff {diff:.1e} (moved {moved:.1e})   programs {compiled.compiles} "
-          f"(eager {sum(p.eager for p in compiled.programs)})   {[str(p._data.sharding.spec) for p in model.parameters()][:2]}")
+          f"(eager {sum(p.eager for p in compiled.programs)})   "
+          f"{[str(p._data.sharding.spec) for p in model.parameters()][:2]}")
     return diff
 
 

@@ -14,7 +14,6 @@ script after ``jax.distributed.initialize`` (see the README); two processes of 4
 Prints one line per check and, last, OK.
 """
 import argparse
-import copy
 import os
 import sys
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
@@ -62,7 +61,9 @@ def test_example_on_two_processes_with_jax_distributed():
         assert out.splitlines()[0].endswith("4 here")
 
 
-def test_dtensor_api_against_torch():
+def test_dtensor_api_values_and_grads():
+    """Layouts on the devices, to_local / from_local / redistribute / Partial values and their gradients (a
+    Shard(0) leaf's against real torch's), and errors."""
     out = run("""
         import json, numpy as np, torch as T
         import torchlike as torch, interop
@@ -121,8 +122,9 @@ def test_dtensor_api_against_torch():
         res["errors"] = errs
         print(json.dumps(res))
     """)
-    assert out["repr"] == ["DeviceMesh((dp=8), 'cpu', stride=(1,))", "DeviceMesh((dp=2, tp=4), 'cpu', stride=(4, 1))",
-                           "DeviceMesh((tp=4), 'cpu', stride=(1,))", [0, 1, 2, 3], [2, 4]]
+    assert out["repr"] == ["DeviceMesh((dp=8), 'cpu', stride=(1,))",
+                           "DeviceMesh((dp=2, tp=4), 'cpu', stride=(4, 1))", "DeviceMesh((tp=4), 'cpu', stride=(1,))",
+                           [0, 1, 2, 3], [2, 4]]
     assert out["d"] == ["P('dp', None)", [[2, 8], [2, 8]], True, True, "(Shard(dim=0),)", "DTensor", [2, 8], True]
     assert out["2d"] == ["P('dp', 'tp')", "(Shard(dim=0), Shard(dim=1))", [8, 2]]
     assert out["sub"] == ["P(None, 'tp')", "(Shard(dim=1),)"]
@@ -203,8 +205,8 @@ PLACEMENT_CASES = """
         par.parallelize_module(m, mesh, {"0": par.ColwiseParallel(), "2": par.RowwiseParallel()})
         o = m(torch.ones(4, 16))
         o.sum().backward()
-        out["tp"] = [isinstance(o, DTensor), list(o.shape)] + [(p.placements, p.grad.placements, type(p).__name__, list(p.to_local().shape))
-                                          for p in m.parameters()]
+        out["tp"] = [isinstance(o, DTensor), list(o.shape)] + [
+            (p.placements, p.grad.placements, type(p).__name__, list(p.to_local().shape)) for p in m.parameters()]
         q = distribute_tensor(a, mesh2, [Shard(0), Shard(1)])
         s = distribute_tensor(a, mesh2["tp"], [Shard(1)])
         out["2d"] = [q.placements, list(q.to_local().shape), (q * 3).placements, s.placements,

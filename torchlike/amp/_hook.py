@@ -9,7 +9,7 @@ from ..ops import _registry
 
 _cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is on
 _record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
-_sharded = [None]  # DTensor: fn(run, inplace) -> run making the results of ops on DTensors DTensors (distributed.tensor)
+_sharded = [None]  # DTensors: fn(run, inplace) -> run whose results of ops on DTensors are DTensors
 _names = {}
 _ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
          "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax",

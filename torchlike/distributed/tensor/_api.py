@@ -34,6 +34,7 @@ from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module"]
 
+
 def _sharding(mesh, placements, ndim):
     """The NamedSharding of ``placements`` on ``mesh`` for a tensor of ``ndim`` dims."""
     axes = [[] for _ in range(ndim)]
@@ -264,7 +265,7 @@ class _ToTorchTensor(Function):
         mesh, placements, index, shape, n = ctx.meta
         g = jnp.zeros(shape, grad._data.dtype).at[index].set(grad._data / n if n > 1 else grad._data)
         placements = tuple(Replicate() if isinstance(p, Partial) else p for p in placements)
-        return _make(_place(g, _sharding(mesh, placements, len(shape))), mesh, ()), None
+        return _make(_place(g, _sharding(mesh, placements, len(shape))), mesh, placements), None
 
 
 def _tiled(local, mesh, placements):
@@ -325,12 +326,13 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
     Replicate); it requires grad when ``tensor`` does, as torch's."""
     mesh = device_mesh or _default_mesh()
     if isinstance(tensor, DTensor):
+        placements = _normalize(placements, mesh, tensor.ndim)
         if tensor.device_mesh != mesh:
             raise ValueError(f"Cannot distribute a DTensor with device mesh {tensor.device_mesh} to a different "
                              f"device mesh {mesh}.")
-        if tensor.placements != tuple(placements):
+        if tensor.placements != placements:
             raise ValueError(f"Cannot distribute a DTensor with placements {tensor.placements} to a different "
-                             f"placements {tuple(placements)}. do you want to call `redistribute` instead?")
+                             f"placements {placements}. do you want to call `redistribute` instead?")
         return tensor
     placements = _normalize(placements, mesh, tensor.ndim)
     _check_even(tensor.shape, mesh, placements)

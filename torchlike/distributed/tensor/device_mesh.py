@@ -79,7 +79,8 @@ class DeviceMesh:
             raise RuntimeError("Cannot slice a DeviceMesh without mesh_dim_names!")
         for n in names:
             if n not in self._dims:
-                raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names are {list(self._dims)}.")
+                raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names are "
+                               f"{list(self._dims)}.")
         return DeviceMesh(self.device_type, None, mesh_dim_names=names, _jax_mesh=self.jax_mesh, _dims=names)
 
     def __eq__(self, other):
