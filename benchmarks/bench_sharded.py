@@ -59,14 +59,16 @@ def jax_step(params, x, y):
     return [p - LR * g for p, g in zip(params, grads)], loss
 
 
-def timed(fn, steps):
-    times = []
+def timed(fns, steps):
+    """Median milliseconds per call of each function, the calls interleaved (a shared machine's load falls on all
+    alike); the first call of each (its compile) is left out."""
+    times = [[] for _ in fns]
     for _ in range(steps):
-        start = time.perf_counter()
-        out = fn()
-        jax.block_until_ready(out)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times[1:])) * 1e3  # (the first call compiles)
+        for fn, t in zip(fns, times):
+            start = time.perf_counter()
+            jax.block_until_ready(fn())
+            t.append(time.perf_counter() - start)
+    return [float(np.median(t[1:])) * 1e3 for t in times]
 
 
 def regime(name, model, x, y, steps):
@@ -77,10 +79,8 @@ def regime(name, model, x, y, steps):
     def run_jax():
         state["p"], loss = jax_step(state["p"], x._data, y._data)
         return loss
-    t_jax = timed(run_jax, steps)
-    step = torchlike_step(model)
-    compiled = torch.compile(step)
-    t_compiled = timed(lambda: compiled(x, y)._data, steps)
+    compiled = torch.compile(torchlike_step(model))
+    t_jax, t_compiled = timed([run_jax, lambda: compiled(x, y)._data], steps)
     diff = max(float(jnp.abs(p._data - q).max()) for p, q in zip(model.parameters(), state["p"]))
     moved = min(float(np.abs(np.asarray(q) - s).max()) for q, s in zip(state["p"], start))
     assert moved > 0 and all(p._data.sharding.is_equivalent_to(q.sharding, q.ndim)  # (same layouts)
@@ -103,7 +103,7 @@ def main():
     for name, make in (("data parallel", lambda: replicated(mlp(), mesh)),
                        ("fsdp", lambda: fully_shard(mlp(), mesh=mesh))):
         step = torchlike_step(make())
-        t_eager = timed(lambda: step(xs, ys)._data, steps)
+        (t_eager,) = timed([lambda: step(xs, ys)._data], steps)
         print(f"{name:14s} eager             {t_eager:7.2f} ms")
         regime(name, make(), xs, ys, steps)
 
