@@ -54,7 +54,12 @@ def test_example_on_two_processes_with_jax_distributed():
            "--num-processes", "2", "--process-id"]
     procs = [subprocess.Popen(cmd + [str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=ROOT) for i in range(2)]
-    outs = [p.communicate(timeout=600) for p in procs]
+    try:
+        outs = [p.communicate(timeout=600) for p in procs]
+    finally:
+        for p in procs:  # (one that failed leaves the other waiting for it)
+            if p.poll() is None:
+                p.kill()
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, out + err
         check_example_output(out, 2)
@@ -263,8 +268,9 @@ def test_placements_and_names_are_torchs():
 
 
 def test_training_steps_equal_torchs():
-    """Tensor-parallel, data-parallel and FSDP training (3 Adam steps) of an MLP on 8 devices end with the
-    parameters real torch (one process, no sharding) reaches from the same NumPy weights and batches."""
+    """Tensor-parallel (eager and torchlike.compile-d), data-parallel and FSDP training (3 Adam steps) of an MLP on
+    8 devices end with the parameters real torch (one process, no sharding) reaches from the same NumPy weights and
+    batches."""
     out = run("""
         import json, numpy as np, torch as T
         import torchlike as torch
@@ -278,16 +284,20 @@ def test_training_steps_equal_torchs():
         batches = [(rs.randn(24, 16).astype(np.float32), rs.randn(24, 16).astype(np.float32)) for _ in range(3)]
         mesh = init_device_mesh("cpu", (8,))
 
-        def train(nn_, model, shard_batch=lambda t: t):
+        def train(nn_, model, shard_batch=lambda t: t, compile=False):
+            lib = T if nn_ is T.nn else torch
             for p, w in zip(model.parameters(), weights):
-                p.data.copy_(type(p.data)(w) if nn_ is T.nn else torch.tensor(w))
-            opt = (T if nn_ is T.nn else torch).optim.Adam(model.parameters(), lr=1e-2)
-            for x, y in batches:
-                lib = T if nn_ is T.nn else torch
+                p.data.copy_(lib.tensor(w))
+            opt = lib.optim.Adam(model.parameters(), lr=1e-2)
+
+            def step(x, y):
                 opt.zero_grad()
-                loss = nn_.functional.mse_loss(model(shard_batch(lib.tensor(x))), shard_batch(lib.tensor(y)))
+                loss = nn_.functional.mse_loss(model(x), y)
                 loss.backward()
                 opt.step()
+            step = torch.compile(step) if compile else step
+            for x, y in batches:
+                step(shard_batch(lib.tensor(x)), shard_batch(lib.tensor(y)))
             return [(p.full_tensor() if hasattr(p, "full_tensor") else p).detach().numpy() for p in
                     model.parameters()]
 
@@ -300,9 +310,10 @@ def test_training_steps_equal_torchs():
         for m in dp.modules():
             for k, p in list(m._parameters.items()):
                 m.register_parameter(k, nn.Parameter(distribute_tensor(p.detach(), mesh, [Replicate()])))
+        tp2 = parallelize_module(mlp(nn), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
         got = {"tp": train(nn, tp), "dp": train(nn, dp, lambda t: distribute_tensor(t, mesh, [Shard(0)])),
-               "fsdp": train(nn, fully_shard(mlp(nn), mesh=mesh))}
+               "fsdp": train(nn, fully_shard(mlp(nn), mesh=mesh)), "tp compiled": train(nn, tp2, compile=True)}
         print(json.dumps({k: max(float(np.abs(a - b).max()) for a, b in zip(v, ref)) for k, v in got.items()}))
     """)
-    assert set(out) == {"tp", "dp", "fsdp"}
+    assert set(out) == {"tp", "dp", "fsdp", "tp compiled"}
     assert all(d < 2e-5 for d in out.values()), out

@@ -361,32 +361,28 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     return module
 
 
-def _to_dtensors(run, inplace):
-    """The op table's dispatch wrapper while DTensors exist: results of an op with a DTensor input are DTensors;
-    an in-place op keeps its DTensor target's layout (a plain source written into it is laid out as it)."""
-    def go(args):
-        mesh = None
-        for a in args:
-            if isinstance(a, DTensor):
-                mesh = a.device_mesh
-                break
-        if mesh is None:
-            return run(args)
-        if inplace:
-            before = {id(a): a._data.sharding for a in args if isinstance(a, DTensor) and
-                      not isinstance(a._data, Tracer)}
+def _to_dtensors(run, args, inplace):
+    """Run an op from the op table's dispatch hook while DTensors exist: results of an op with a DTensor input are
+    DTensors; an in-place op keeps its DTensor target's layout (a plain source written into it is laid out as it)."""
+    for a in args:
+        if isinstance(a, DTensor):
+            break
+    else:
+        return run(args)
+    mesh = a.device_mesh
+    if inplace:
+        before = {id(a): a._data.sharding for a in args if isinstance(a, DTensor) and not isinstance(a._data, Tracer)}
         out = run(args)
-        if inplace:
-            sharding = before.get(id(out))
-            if sharding is not None and out._data.sharding != sharding:
-                _views._write_quiet(out, _place(out._data, sharding))
-            return out
-        for o in (out if isinstance(out, (tuple, list)) else (out,)):
-            if type(o) is Tensor and isinstance(getattr(o._data, "sharding", None), NamedSharding):
-                o.__class__ = DTensor
-                o._mesh = mesh
+        sharding = before.get(id(out))
+        if sharding is not None and out._data.sharding != sharding:
+            _views._write_quiet(out, _place(out._data, sharding))
         return out
-    return go
+    out = run(args)
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        if type(o) is Tensor and isinstance(getattr(o._data, "sharding", None), NamedSharding):
+            o.__class__ = DTensor
+            o._mesh = mesh
+    return out
 
 
 def _watch():
