@@ -43,15 +43,14 @@ def test_example_tensor_data_and_fully_sharded_parallel():
     check_example_output(proc.stdout, 1)
 
 
-def test_example_on_two_processes_with_jax_distributed():
-    """The same example as two processes of 4 CPU devices each, joined by jax.distributed on localhost (XLA:CPU's
-    gloo collectives): one 8-device mesh, and each process's results equal its one-device reference."""
+def two_processes(args):
+    """Run ``python *args --coordinator ... --num-processes 2 --process-id i`` as two processes of 4 CPU devices
+    each on localhost (jax.distributed); their outputs."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(ENV, XLA_FLAGS="--xla_force_host_platform_device_count=4")
-    cmd = [sys.executable, str(ROOT / "examples" / "sharding.py"), "--coordinator", f"127.0.0.1:{port}",
-           "--num-processes", "2", "--process-id"]
+    cmd = [sys.executable, *args, "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id"]
     procs = [subprocess.Popen(cmd + [str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=ROOT) for i in range(2)]
     try:
@@ -62,8 +61,50 @@ def test_example_on_two_processes_with_jax_distributed():
                 p.kill()
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, out + err
+    return [out for out, _ in outs]
+
+
+def test_example_on_two_processes_with_jax_distributed():
+    """The same example as two processes of 4 CPU devices each, joined by jax.distributed on localhost (XLA:CPU's
+    gloo collectives): one 8-device mesh, and each process's results equal its one-device reference."""
+    for out in two_processes([str(ROOT / "examples" / "sharding.py")]):
         check_example_output(out, 2)
         assert out.splitlines()[0].endswith("4 here")
+
+
+FROM_LOCAL = """
+import argparse, json, sys
+import jax
+parser = argparse.ArgumentParser()
+for name in ("--coordinator", "--num-processes", "--process-id"):
+    parser.add_argument(name)
+a = parser.parse_args()
+jax.config.update("jax_cpu_collectives_implementation", "gloo")
+jax.distributed.initialize(a.coordinator, num_processes=int(a.num_processes), process_id=int(a.process_id))
+import torchlike as torch
+from torchlike.distributed.tensor import init_device_mesh, DTensor, Shard, Replicate, Partial
+mesh = init_device_mesh("cpu", (8,))
+res = {}
+for pl in (Shard(0), Replicate(), Partial()):
+    loc = torch.full((2, 3), float(jax.process_index() + 1), requires_grad=True)
+    d = DTensor.from_local(loc, mesh, [pl])
+    (d * d).sum().backward()
+    res[str(pl)] = [d.full_tensor()[:, 0].tolist(), d.to_local()[0, 0].item(), loc.grad[0, 0].item()]
+print(json.dumps(res))
+"""
+
+
+def test_from_local_and_to_local_on_two_processes():
+    """On two processes each process's local tensor fills its own 4 devices' pieces (Shard: process 0's rows, then
+    process 1's; Partial("sum"): the sum over every device's copy), to_local gives each process its own piece, and
+    the gradient of each local tensor is that of its own pieces: 2 * 4 * local for Shard, 2 * 4 * (4 + 8) = 96
+    for Partial."""
+    outs = [json.loads(out.splitlines()[-1]) for out in two_processes(["-c", FROM_LOCAL])]
+    for pid, out in enumerate(outs):
+        v = pid + 1.0
+        assert out["S(0)"] == [[1.0] * 8 + [2.0] * 8, v, 8 * v]
+        assert out["R"] == [[v, v], v, 2 * v]  # (each process's own value: torch's ranks would have to agree)
+        assert out["P(sum)"] == [[12.0, 12.0], 1.5, 96.0]
 
 
 def test_dtensor_api_values_and_grads():

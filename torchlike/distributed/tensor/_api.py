@@ -282,15 +282,37 @@ def _tiled(local, mesh, placements):
 class _FromTorchTensor(Function):
     @staticmethod
     def forward(ctx, local, mesh, placements):
+        partial = any(p == Partial("sum") for p in placements)
+        sharding = _sharding(mesh, placements, local.ndim)
+        if partial and not sharding.is_fully_addressable and not isinstance(local._data, Tracer):
+            # several processes: the sum of every device's copy of its process's tensor (an all-reduce)
+            if len(mesh._dims) != len(mesh.jax_mesh.axis_names) or any(isinstance(p, Shard) for p in placements):
+                raise NotImplementedError("from_local with Partial placements on several processes takes a whole "
+                                          "mesh and no Shard placements")
+            host = np.asarray(local._data)
+            copies = jax.make_array_from_callback((mesh.size(),) + host.shape, NamedSharding(
+                mesh.jax_mesh, PartitionSpec(mesh.jax_mesh.axis_names)), lambda index: host[None])
+            ctx.meta = (None, partial)
+            return _make(jax.jit(lambda a: a.sum(0), out_shardings=sharding)(copies), mesh, placements)
         array, vjp = jax.vjp(lambda a: _tiled(a, mesh, placements), local._data)
-        ctx.meta = vjp
-        out = _make(_place(array, _sharding(mesh, placements, array.ndim)), mesh, placements)
-        return out
+        ctx.meta = (vjp, partial)
+        return _make(_place(array, sharding), mesh, placements)
 
     @staticmethod
     def backward(ctx, grad):
-        (g,) = ctx.meta(grad._data)
-        return _wrap(g), None, None
+        vjp, partial = ctx.meta
+        g = grad._data
+        if vjp is not None and (isinstance(g, Tracer) or g.is_fully_addressable):
+            return _wrap(vjp(g)[0]), None, None
+        # several processes: this process's tensor filled its own devices' pieces; its gradient is the sum of
+        # their distinct pieces (each device's copy counts under Partial("sum"))
+        pieces = {}
+        for shard in g.addressable_shards:
+            key = str(shard.index)
+            n = pieces[key][1] + 1 if key in pieces else 1
+            pieces[key] = (shard.data, n)
+        total = sum(np.asarray(data) * (n if partial else 1) for data, n in pieces.values())
+        return _wrap(jax.device_put(total, jax.local_devices()[0])), None, None
 
 
 class Redistribute(Function):
