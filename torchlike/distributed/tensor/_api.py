@@ -10,7 +10,8 @@ One process drives every device, where torch runs one process per rank; so:
 - ``to_local()`` is what torch's rank 0 holds: the piece on the mesh's first device of this process (a Tensor of
   the local shape); its gradient flows back into that piece only.
 - ``from_local(local, ...)`` reads ``local`` as every rank's local tensor (each rank runs the same code):
-  ``Shard(d)`` joins the copies along ``d``, ``Replicate()`` keeps it, ``Partial("sum")`` sums the copies.
+  ``Shard(d)`` joins the copies along ``d``, ``Replicate()`` keeps it, ``Partial("sum")`` sums the copies. On
+  several processes (``jax.distributed``) each process's ``local`` fills its own devices' pieces.
 - ``Partial`` is a label: JAX arrays hold reduced values (XLA reduces inside each program), so a Partial DTensor
   holds the reduced value, ``to_local()`` gives its share (``value / n`` for ``"sum"``), and the results of ops
   report the placements of their sharding (torch may report a pending ``Partial`` where XLA has reduced already).
