@@ -131,6 +131,7 @@ class Tensor:
     _conj = False  # torch's conj bit: the tensor reads its storage conjugated (a conj() view)
     _vfn = None  # views with a conj() or view_as_real/complex in their chain from the base: their chain (_views)
     _wrapped_number = False  # a Python scalar wrapped as a 0-d tensor (torch's "wrapped number")
+    _dist_place = None  # DTensor: a method laying out another tensor (its .grad, a zeros_like) as itself, as torch
     __array_priority__ = 1000  # make `ndarray * Tensor` defer to Tensor.__rmul__
 
     # ----- autograd metadata -------------------------------------------------------------

@@ -191,8 +191,8 @@ def _read(path):
     head = len(_MAGIC) + 32
     if data[:len(_MAGIC)] != _MAGIC or hashlib.blake2b(data[head:], digest_size=32).digest() != data[len(_MAGIC):head]:
         return None
-    try:
-        return _se.deserialize_and_load(*pickle.loads(data[head:]))
+    try:  # (every stored program runs on the default device: loaded for it alone, not for all the process's
+        return _se.deserialize_and_load(*pickle.loads(data[head:]), execution_devices=jax.devices()[:1])  # devices)
     except Exception:  # noqa: BLE001 (an entry this JAX cannot load: compile again)
         return None
 

@@ -1,4 +1,4 @@
-"""The one function the op table calls for every op while autocast or a profiler is on.
+"""The one function the op table calls for every op while autocast or a profiler is on, or DTensors exist.
 
 ``ops._registry._apply`` / ``_apply_inplace`` call the hook installed with ``set_dispatch_hook`` (with it off
 that is one global load and compare per op); ``run`` then runs the op itself, unhooked.
@@ -9,6 +9,7 @@ from ..ops import _registry
 
 _cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is on
 _record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
+_sharded = [None]  # DTensors: fn(run, args, inplace) -> the op's results (DTensors for ops on DTensors)
 _names = {}
 _ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
          "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax",
@@ -27,9 +28,14 @@ def _aten_name(op):
 
 
 def _dispatch(op, args, run, inplace):
-    """Run one table op: autocast casts its inputs, the profiler times it (casts included, as torch's)."""
+    """Run one table op: autocast casts its inputs, the profiler times it (casts included, as torch's); with
+    DTensors about, results of ops on them are DTensors."""
+    cast, record, sharded = _cast[0], _record[0], _sharded[0]
+    if sharded is not None:
+        if cast is None and record is None:
+            return sharded(run, args, inplace)
+        run = (lambda a, run=run: sharded(run, a, inplace))
     name = _aten_name(op)
-    cast, record = _cast[0], _record[0]
     if cast is not None and not inplace:
         if record is None:
             return run(cast(name, args))
@@ -40,6 +46,7 @@ def _dispatch(op, args, run, inplace):
 
 
 def _update():
-    """Install the hook in the op table while autocast or a profiler is on; remove it when both are off."""
-    _registry.set_dispatch_hook(_dispatch if _cast[0] is not None or _record[0] is not None else None)
+    """Install the hook in the op table while autocast, a profiler or DTensors are on; remove it when all are off."""
+    on = _cast[0] is not None or _record[0] is not None or _sharded[0] is not None
+    _registry.set_dispatch_hook(_dispatch if on else None)
     _registry._composite_cast = _cast[0]

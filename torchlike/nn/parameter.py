@@ -23,6 +23,8 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         t = _alias(data, cls)
+        if getattr(data, "_as_parameter", None) is not None:  # a DTensor's parameter is a DTensor too
+            data._as_parameter(t)
         if requires_grad and not differentiable_dtype(t._data.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t._requires_grad = bool(requires_grad)

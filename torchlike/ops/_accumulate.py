@@ -26,6 +26,8 @@ def accumulate(variable, grad):
         _commit(old, (old + grad)._data)
     if old is None and variable._sgeom is not None:  # torch's layout contract: a dense leaf's grad has its strides
         variable._grad._sgeom = _layout.grad_geometry(variable)
+    if variable._dist_place is not None and variable._grad is not None:  # a DTensor's grad is a DTensor placed
+        variable._dist_place(variable._grad)  # as the leaf
     if variable._post_acc_hooks:  # grad mode here is create_graph: no_grad unless higher order was asked
         for hook in list(variable._post_acc_hooks.values()):
             hook(variable)

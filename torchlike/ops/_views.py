@@ -99,6 +99,8 @@ def _get_data(self):
     _join(t, _storage_of(self), self._sgeom)
     if self._conj:
         t._conj = True
+    if self._dist_place is not None:  # a DTensor's .data is a DTensor
+        self._dist_place(t)
     if t._is_inference or self._is_inference:
         _inference_alias(self, t)
         if not self._is_inference:

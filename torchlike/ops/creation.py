@@ -431,6 +431,8 @@ def _like(factory):
         out = factory(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
                       device=device if device is not None else input.device, requires_grad=requires_grad,
                       **generator)
+        if input._dist_place is not None and device is None:  # a DTensor's: laid out as it
+            input._dist_place(out)
         return _layout.laid_out(_layout.like, (input,), (out,))[0]  # in input's layout (preserve_format)
     make.__name__ = make.__qualname__ = factory.__name__ + "_like"
     make.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
@@ -448,6 +450,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     value = _fill_scalar(fill_value, "full_like")
     out = _full(tuple(input.shape), value, _dtype.to_dtype(dtype) or input.dtype,
                 device if device is not None else input.device, requires_grad)
+    if input._dist_place is not None and device is None:  # a DTensor's: laid out as it
+        input._dist_place(out)
     return _layout.laid_out(_layout.like, (input,), (out,))[0]
 
 

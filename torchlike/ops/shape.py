@@ -331,7 +331,10 @@ def swapdims(input, dim0, dim1):
 @public
 def detach(input):
     """A tensor sharing storage and version counter with input, with no history (not a view)."""
-    return _detach_alias(input, _wrap(input._data))
+    out = _detach_alias(input, _wrap(input._data))
+    if input._dist_place is not None:  # a DTensor's detach() is a DTensor
+        input._dist_place(out)
+    return out
 
 
 
