@@ -206,3 +206,14 @@ def test_floor_divide_runs_autograd_checks_before_its_own(call):
         return {"floor_divide": lambda: m.floor_divide(b, other), "floordiv_dunder": lambda: b // other,
                 "rfloordiv": lambda: other // b}[call]()
     _same(fn)
+
+
+@pytest.mark.parametrize("op", ["ceil", "floor", "round", "trunc", "fix"])
+@pytest.mark.parametrize("rows", [0, 1, 2])
+def test_rounding_integers_copies_with_tensor_iterators_layout(op, rows):
+    """ceil/floor/round/trunc of an integer tensor copy it into a TensorIterator output (not preserve_format):
+    nonzero's column-major results come back row-major where TensorIterator says so."""
+    def fn(m):
+        n = m.tensor([[1, 1, 0]] if rows == 2 else [[0, 1, 0]] if rows == 1 else [[0, 0, 0]]).nonzero()
+        return [(tuple(r.shape), r.stride()) for r in (getattr(n, op)(), getattr(n.t(), op)(), getattr(n[::2], op)())]
+    _same(fn)

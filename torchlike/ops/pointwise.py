@@ -224,7 +224,7 @@ def _unary(name, entry, kind="float", *, aliases=(), check=None, inplace=True, i
         if kind == "float":
             return _apply_float(entry, input)
         if kind == "round" and input._data.dtype.kind in "iu":  # (bool: torch refuses)
-            return clone(input)
+            return _integer_copy(input)
         return _apply(entry, (input,), ())
 
     def fn_(self):
@@ -592,8 +592,13 @@ def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
         return _write_out("round", lambda: round(input, **({} if decimals is None else {"decimals": decimals})), out,
                           (input,), "found", input._data.dtype)
     if decimals is None:
-        return clone(input) if input._data.dtype.kind in "iu" else _apply(_round, (input,), ())
+        return _integer_copy(input) if input._data.dtype.kind in "iu" else _apply(_round, (input,), ())
     return _apply(_round_decimals if decimals else _round_decimals0, (input,), (decimals,))
+
+
+def _integer_copy(input):
+    """round/floor/ceil/trunc of integers: a copy, laid out by TensorIterator as torch's."""
+    return _layout.place(_layout.ti, (input,), (clone(input),))[0]
 
 
 @public
