@@ -217,3 +217,36 @@ def test_rounding_integers_copies_with_tensor_iterators_layout(op, rows):
         n = m.tensor([[1, 1, 0]] if rows == 2 else [[0, 1, 0]] if rows == 1 else [[0, 0, 0]]).nonzero()
         return [(tuple(r.shape), r.stride()) for r in (getattr(n, op)(), getattr(n.t(), op)(), getattr(n[::2], op)())]
     _same(fn)
+
+
+_NAN_SLOPES = {"elu": lambda F, t: F.elu(t), "selu": lambda F, t: F.selu(t), "celu": lambda F, t: F.celu(t, 0.5),
+               "elu_": lambda F, t: F.elu(t * 1, inplace=True), "relu": lambda F, t: F.relu(t),
+               "relu_": lambda F, t: F.relu(t * 1, inplace=True), "relu6": lambda F, t: F.relu6(t),
+               "leaky_relu": lambda F, t: F.leaky_relu(t), "threshold": lambda F, t: F.threshold(t, 0.1, 2.0),
+               "hardtanh": lambda F, t: F.hardtanh(t), "hardswish": lambda F, t: F.hardswish(t)}
+
+
+@pytest.mark.parametrize("name", _NAN_SLOPES)
+def test_piecewise_activations_give_a_nan_input_torchs_branch(name):
+    """torch's backward kernels test ``x <= 0`` (or the threshold) for the flat branch, so a NaN input takes the
+    other branch's slope (elu: scale; relu: 1)."""
+    def fn(m):
+        x = m.tensor([float("nan"), 1.0, -1.0, 0.0], requires_grad=True)
+        g, = m.autograd.grad(_NAN_SLOPES[name](m.nn.functional, x).sum(), x)
+        return repr(np.round(np.asarray(g.tolist()), 6))
+    _same(fn)
+
+
+@pytest.mark.parametrize("case", ["equal", "apart_by_2pi", "mixed", "infinities", "nan"])
+def test_complex_logaddexp_keeps_the_larger_operands_imaginary_part(case):
+    """torch computes a complex logaddexp as max + log1p(exp(min - max)) (by real part): the imaginary part is
+    not wrapped into (-pi, pi]."""
+    pairs = {"equal": ([0.3 - 4.2j, 1 + 2j], [0.3 - 4.2j, 1 + 2j]), "apart_by_2pi": ([2 - 9j], [3 + 7j]),
+             "mixed": ([1 + 2j, -0.5 + 3.1j], [0.5 - 1j, -0.5 + 3.1j]),
+             "infinities": ([complex("inf"), complex("-inf")], [1 + 1j, complex("-inf")]),
+             "nan": ([complex("nan"), 1 + 1j], [1.0 + 0j, complex(1, float("nan"))])}
+    a, b = (np.array(v, np.complex128) for v in pairs[case])
+
+    def fn(m):
+        return repr(np.round(np.asarray(m.logaddexp(m.tensor(a), m.tensor(b)).tolist()), 10))
+    _same(fn)

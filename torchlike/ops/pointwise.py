@@ -346,7 +346,7 @@ def _relu(self):
 
 @_relu.derivative
 def _(grad, result):
-    return jnp.where(result > 0, grad, 0)  # relu'(0) = 0
+    return jnp.where(result <= 0, 0, grad)  # relu'(0) = 0; a NaN passes the gradient (torch's threshold_backward)
 
 
 _SQRT_PI_2 = 2 / math.sqrt(math.pi)
@@ -823,13 +823,13 @@ def _elu_forward(self, *, alpha, scale, input_scale):
 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
-    neg = _torch_mask(self, self < 0)  # torch's second derivative is 0 at 0
-    return jnp.where(self > 0, grad * scale * _one_masked(self), grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
+    neg = _torch_mask(self, self < 0)  # torch's second derivative is 0 at 0 (and its NaN input takes the slope scale)
+    return jnp.where(~(self <= 0), grad * scale * _one_masked(self), grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
 
 
 def _elu_result_grad(grad, result, alpha, scale, input_scale):
     """elu's gradient in terms of its result (the in-place variants save the result)."""
-    return jnp.where(result > 0, grad * scale * _one_masked(result), grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
+    return jnp.where(~(result <= 0), grad * scale * _one_masked(result), grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
 
 
 _ELU_ATTRS = ("alpha", "input_scale", "scale")
@@ -1325,7 +1325,18 @@ def _(grad, self, other, result, dtype):
 
 @op("LogaddexpBackward0", save=("self", "other"), attrs=(), refuse={"biu": "logaddexp_cpu"}, real_grads=False)
 def _logaddexp(self, other, *, dtype):
-    return jnp.logaddexp(self.astype(dtype), other.astype(dtype))
+    x, y = self.astype(dtype), other.astype(dtype)
+    if not jnp.issubdtype(dtype, jnp.complexfloating):
+        return jnp.logaddexp(x, y)
+    # torch's complex helper: max + log1p(exp(min - max)) by real part, so the result keeps max's imaginary part
+    # (not wrapped into (-pi, pi]); log(exp(min) + exp(max)) where the real parts are the same infinity
+    x_is_min = x.real <= y.real
+    lo, hi = jnp.where(x_is_min, x, y), jnp.where(x_is_min, y, x)
+    both_inf = ~jnp.isfinite(lo.real) & (lo.real == hi.real)
+    safe = jnp.where(both_inf, 0, lo - hi)
+    out = jnp.log1p(jnp.exp(safe)) + hi
+    out = jnp.where(both_inf, jnp.where(lo.real < 0, lo, jnp.log(jnp.exp(lo) + jnp.exp(hi))), out)
+    return jnp.where(jnp.isnan(x.real) | jnp.isnan(y.real), jnp.full_like(out, complex(np.nan, np.nan)), out)
 
 
 @_logaddexp.derivative
