@@ -297,6 +297,8 @@ _FUNCTIONS = {
         "Tensor input, *, ScalarType? dtype=None |"
         " Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
     "swapaxes": "Tensor input, int64_t axis0, int64_t axis1",
+    "as_strided as_strided_":
+        "Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None",
     "swapdims transpose": "Tensor input, int64_t dim0, int64_t dim1",
     "take_along_dim": "Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None",
     "unbind": "Tensor input, int64_t dim=0",
@@ -617,6 +619,11 @@ _METHODS = {
     "polygamma polygamma_": "int64_t n",
     "xlogy xlogy_": "Tensor other | Scalar other",
     "expand": "SymIntArrayRef size, *, bool implicit=False",
+    "squeeze_": " | int64_t dim | IntArrayRef dim",
+    "unsqueeze_": "int64_t dim",
+    "swapdims_ transpose_": "int64_t dim0, int64_t dim1",
+    "swapaxes_": "int64_t axis0, int64_t axis1",
+    "t_": "",
     "expand_as reshape_as type_as view_as": "Tensor other",
     "new_empty new_ones new_zeros": "SymIntArrayRef size, *, TensorOptions",
     "new_full": "SymIntArrayRef size, Scalar fill_value, *, TensorOptions",

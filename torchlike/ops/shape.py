@@ -24,7 +24,8 @@ import numpy as np
 from .._tensor import Tensor, _wrap, _wrap_dim, _message_type
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
-from ._views import _view_apply, _view_geometry, _rule, _compute_stride, _detach_alias
+from ._views import _view_apply, _view_geometry, _rule, _rules, _compute_stride, _detach_alias, _restride, \
+    _flat_index, _aliased, _geom_of, _read, _in_base
 from . import _layout
 from ._bind import public
 from ._out import _write_out
@@ -308,21 +309,27 @@ def _(grad, dim0, dim1):
 
 
 
-@public
+def _transpose_(self, dim0, dim1):
+    _wrap_dim(dim0, self.ndim)
+    _wrap_dim(dim1, self.ndim)
+    return _restride(self, _INPLACE[_transpose], (int(dim0), int(dim1)))
+
+
+@public(inplace=_transpose_)
 def transpose(input, dim0, dim1):
-    """Swap two dims; TransposeBackward0."""
+    """Swap two dims; TransposeBackward0 (transpose_: TransposeBackward1)."""
     _wrap_dim(dim0, input.ndim)
     _wrap_dim(dim1, input.ndim)
     return _view_op(_transpose, input, (int(dim0), int(dim1)))
 
 
-@public
+@public(inplace=_transpose_)
 def swapaxes(input, axis0, axis1):
     """Alias of transpose."""
     return transpose(input, axis0, axis1)
 
 
-@public
+@public(inplace=_transpose_)
 def swapdims(input, dim0, dim1):
     """Alias of transpose."""
     return transpose(input, dim0, dim1)
@@ -383,9 +390,15 @@ def _(grad):
 
 
 
-@public
+def _t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return _restride(self, _INPLACE[_t], ())
+
+
+@public(inplace=_t_)
 def t(input):
-    """Transpose a tensor of at most 2 dims; TBackward0."""
+    """Transpose a tensor of at most 2 dims; TBackward0 (t_: TBackward1)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return _view_op(_t, input, ())
@@ -472,38 +485,130 @@ def _squeeze_dims(self, *, dim):
     return _squeezed(self, tuple(_norm(d, self.ndim) for d in dim))
 
 
-# SqueezeBackward4 is torch's node of the in-place squeeze_(dim); torch's matmul of a 1-D and a 2-D operand ends
-# with one on its (fresh) mm result, so the output here is a new tensor recorded as that node, at version 1.
-_squeeze_dim_ = OpDef("SqueezeBackward4", _squeeze_dim.forward, save=(), statics=("dim",), attrs=("dim", "self_sym_sizes"),
-                      unsigned=("dim",))
-
-
 def _reshape_back(grad, self_shape):
     return jnp.reshape(grad, self_shape)
 
 
-for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims, _squeeze_dim_):
+for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims):
     _e.derivative(_reshape_back)
 
 
-@public
-def squeeze(input, dim=None):
-    """Drop size-1 dims (all, one dim, or a tuple of dims); SqueezeBackward0/1/2."""
+def _inplace_entry(name, entry, attrs=(), unsigned=None):
+    """The node torch's in-place variant of view op ``entry`` records (``XBackward1``...): entry's forward, formula
+    and stride rule; ``attrs``: its ``_saved_*`` (``unsigned``: those shown unsigned, default all but sizes)."""
+    e = OpDef(name, entry.forward, save=(), statics=entry.statics, attrs=attrs,
+              unsigned=tuple(a for a in attrs if a != "self_sym_sizes") if unsigned is None else unsigned)
+    e.derivative(entry.backward)
+    _rule(e)(_rules[entry])
+    return e
+
+
+_ALL = object()
+
+
+def _squeeze_args(input, dim):
+    """squeeze's entry and statics for dim (None, an int or a sequence of ints)."""
     if dim is None:
-        return _view_op(_squeeze_all, input, ())
+        return _squeeze_all, ()
     if isinstance(dim, int):
         _wrap_dim(dim, input.ndim)
-        return _view_op(_squeeze_dim, input, (dim,))
+        return _squeeze_dim, (dim,)
     dim = tuple(int(d) for d in dim)
     _check_unique(dim, input.ndim)
-    return _view_op(_squeeze_dims, input, (dim,))
+    return _squeeze_dims, (dim,)
+
+
+def _squeeze_(self, dim=_ALL):
+    if dim is None:  # (torch's squeeze_ has no dim=None form)
+        raise TypeError("squeeze_() received an invalid combination of arguments - got (NoneType), but expected one "
+                        "of:\n * ()\n * (int dim)\n * (tuple of ints dim)\n * (name dim)\n")
+    entry, statics = _squeeze_args(self, None if dim is _ALL else dim)
+    return _restride(self, _INPLACE[entry], statics)
+
+
+@public(inplace=_squeeze_)
+def squeeze(input, dim=None):
+    """Drop size-1 dims (all, one dim, or a tuple of dims); SqueezeBackward0/1/2 (squeeze_: 3/4/5)."""
+    entry, statics = _squeeze_args(input, dim)
+    return _view_op(entry, input, statics)
+
+
+def _unsqueeze_(self, dim):
+    _wrap_dim(dim, self.ndim + 1)
+    return _restride(self, _INPLACE[_unsqueeze], (int(dim),))
+
+
+@public(inplace=_unsqueeze_)
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at dim; UnsqueezeBackward0 (unsqueeze_: UnsqueezeBackward1)."""
+    _wrap_dim(dim, input.ndim + 1)
+    return _view_op(_unsqueeze, input, (int(dim),))
+
+
+# ----- as_strided -----------------------------------------------------------------------------------------
+# statics: torch's (size, stride, storage_offset as given), then the input's geometry in its storage (``source``),
+# the result's storage offset and the storage's size. The forward sees only the input's elements; the result reads
+# its storage (as_strided may reach elements outside the input).
+@op("AsStridedBackward0", save=(), attrs=("size", "stride", "storage_offset"))
+def _as_strided(self, *, size, stride, storage_offset, source, offset, numel):
+    flat = jnp.zeros(numel, self.dtype).at[_flat_index(*source).reshape(-1)].set(self.reshape(-1))
+    return jnp.take(flat, _flat_index(size, stride, offset))
+
+
+@_as_strided.derivative
+def _(grad, size, stride, source, offset, numel):
+    """torch's as_strided_backward: the gradient scattered into the storage, read at the input's geometry (divided
+    among the input's elements that share a storage element)."""
+    flat = jnp.zeros(numel, grad.dtype).at[_flat_index(size, stride, offset).reshape(-1)].add(grad.reshape(-1))
+    idx = _flat_index(*source)
+    if _aliased(source):
+        flat = flat / jnp.maximum(jnp.zeros(numel, grad.real.dtype).at[idx.reshape(-1)].add(1), 1)
+    return jnp.take(flat, idx)
+
+
+_rule(_as_strided)(lambda sizes, strides, offset, *statics: None)  # (its callers set the geometry)
+
+
+def _strided_args(input, size, stride, storage_offset):
+    """as_strided's geometry in input's storage and statics, with torch's errors."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    source = _geom_of(input)
+    offset = source[2] if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    numel = input._data.size if input._storage is None else input._storage.data.size
+    need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if need > numel:
+        item = input._data.dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {item} requiring a storage size of {need * item} are out of bounds for storage "
+                           f"of size {numel * item}")
+    return (size, stride, offset), (size, stride, None if storage_offset is None else offset, source, offset, numel)
 
 
 @public
-def unsqueeze(input, dim):
-    """Insert a size-1 dim at dim; UnsqueezeBackward0."""
-    _wrap_dim(dim, input.ndim + 1)
-    return _view_op(_unsqueeze, input, (int(dim),))
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of input's storage at sizes, strides and storage offset (default input's); AsStridedBackward0."""
+    geom, statics = _strided_args(input, size, stride, storage_offset)
+    out = _view_apply(_as_strided, input, statics, geom)
+    out._data = _read(out, input._storage.data)
+    if out._base is not None:  # its geometry in its base's elements (none through a conj or retyping chain)
+        out._vfn, out._ageom = None, _in_base(out._base, geom) if input._vfn is None and (
+            input._base is None or input._ageom is not None) else None
+    return out
+
+
+@public
+def as_strided_(input, size, stride, storage_offset=None):
+    """as_strided in place: input itself takes the geometry; AsStridedBackward1."""
+    geom, statics = _strided_args(input, size, stride, storage_offset)
+    return _restride(input, _INPLACE[_as_strided], statics, geom)
 
 
 # ----- expand / repeat ------------------------------------------------------------------------------------
@@ -958,3 +1063,17 @@ def _split_rule(sizes, strides, offset, dim, split_size):
 def _unbind_rule(sizes, strides, offset, dim):
     d = _norm(dim, len(sizes))
     return tuple((_drop(sizes, d), _drop(strides, d), offset + i * strides[d]) for i in range(sizes[d]))
+
+
+# torch's nodes of the in-place view ops, recorded on the tensor itself (x.unsqueeze_(0): UnsqueezeBackward1). torch's
+# matmul of a 1-D and a 2-D operand ends with a squeeze_(0) on its fresh mm result (SqueezeBackward4, at version 1).
+_INPLACE = {
+    _unsqueeze: _inplace_entry("UnsqueezeBackward1", _unsqueeze, ("dim",)),
+    _squeeze_all: _inplace_entry("SqueezeBackward3", _squeeze_all, ("self_sym_sizes",)),
+    _squeeze_dim: _inplace_entry("SqueezeBackward4", _squeeze_dim, ("dim", "self_sym_sizes")),
+    _squeeze_dims: _inplace_entry("SqueezeBackward5", _squeeze_dims, ("dim", "self_sym_sizes")),
+    _t: _inplace_entry("TBackward1", _t),
+    _transpose: _inplace_entry("TransposeBackward1", _transpose, ("dim0", "dim1")),
+    _as_strided: _inplace_entry("AsStridedBackward1", _as_strided, ("size", "stride", "storage_offset"), ()),
+}
+_squeeze_dim_ = _INPLACE[_squeeze_dim]
