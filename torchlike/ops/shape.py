@@ -611,6 +611,24 @@ def as_strided_(input, size, stride, storage_offset=None):
     return _restride(input, _INPLACE[_as_strided], statics, geom)
 
 
+@public(function=False)
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (of a 2-D tensor, or of one whose dims are all equal) through as_strided views, as
+    torch does: CopySlices on self; ``wrap``: a tall matrix's diagonal restarts every ncols + 1 rows."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[:2]
+    if self.ndim > 2 and any(n != height for n in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    stride, offset = (sum(self.stride()),), self.storage_offset()
+    as_strided(self, (min(height, width),), stride, offset).fill_(fill_value)
+    if wrap and self.ndim == 2 and height > width + 1:
+        step = width + 1
+        size = (self.numel() + step - 1) // step - min(height, width)
+        as_strided(self, (size,), stride, offset + self.stride(0) * step).fill_(fill_value)
+    return self
+
+
 # ----- expand / repeat ------------------------------------------------------------------------------------
 @op("ExpandBackward0", save=(), attrs=("self_sym_sizes",))
 def _expand(self, *, size):
@@ -923,6 +941,39 @@ def flip(input, *args, dims=None):
     dims = _dims_arg(args) if dims is None else tuple(dims)
     _check_unique(dims, input.ndim)
     return _apply(_flip, (input,), (dims,))
+
+
+@public
+def fliplr(input):
+    """flip along dim 1."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@public
+def flipud(input):
+    """flip along dim 0."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+@public(function=False)
+def sum_to_size(self, *size):
+    """The sum of self down to ``size`` (to which self must expand): torch's sum_to (SumBackward1, then a view when
+    leading dims go); self itself when nothing is summed."""
+    size = _shape_arg(size)
+    shape, lead = tuple(self.shape), self.ndim - len(size)
+    if lead < 0 or any(s != n and s != 1 for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    if not dims:
+        return self
+    if not size:
+        return self.sum()
+    out = self.sum(dims, keepdim=True)
+    return view(out, size) if lead else out
 
 
 # ----- diagonal ------------------------------------------------------------------------------------------
