@@ -677,3 +677,44 @@ def test_predicates(dtype):
                     lib.is_same_size(x, x), x.is_same_size(one), error_of(lambda: x.is_nonzero()),
                     error_of(lambda: lib.is_nonzero(lib.ones(0, dtype=dt))))
     assert res[tl] == res[torch]
+
+
+SPLITS = {  # name -> (shape, argument sets)
+    "tensor_split": ((7, 4), [(3,), (3, 1), ([1, 5],), ([1, 5], 1), ([],), ([6, 2],), (7,), (1, -1)]),
+    "hsplit": ((3, 4), [(2,), ([1, 3],), (1,)]),
+    "vsplit": ((4, 3), [(2,), ([3],)]),
+    "dsplit": ((2, 2, 4), [(4,), ([1, 2],)]),
+    "split_with_sizes": ((5, 3), [([2, 3],), ([0, 3], 1), ([1, 1, 1], -1)]),
+}
+
+
+@pytest.mark.parametrize("name", SPLITS)
+def test_splits(name):
+    """Each piece a view (SliceBackward0 with torch's saved start and end, or one SplitWithSizesBackward0)."""
+    shape, argsets = SPLITS[name]
+    a = RNG.standard_normal(shape)
+    for args in argsets:
+        _check(lambda lib, x: tuple(getattr(lib, name)(x * 1, *args)), a)
+        _check(lambda lib, x: tuple(getattr(x * 1, name)(*args)), a)
+    if name == "tensor_split":
+        _check(lambda lib, x: lib.tensor_split(x * 1, lib.tensor(3), 1) + lib.tensor_split(x * 1, lib.tensor([1, 2])), a)
+
+
+SPLIT_ERRORS = {
+    "hsplit_divisible": lambda lib: lib.hsplit(lib.ones(2, 4), 3),
+    "hsplit_zero": lambda lib: lib.hsplit(lib.ones(2, 4), 0),
+    "hsplit_0d": lambda lib: lib.hsplit(lib.ones(()), 1),
+    "vsplit_1d": lambda lib: lib.vsplit(lib.ones(3), 1),
+    "dsplit_2d": lambda lib: lib.dsplit(lib.ones(2, 2), 2),
+    "sections_0": lambda lib: lib.tensor_split(lib.ones(3), 0),
+    "tensor_split_0d": lambda lib: lib.tensor_split(lib.ones(()), 2),
+    "tensor_float": lambda lib: lib.tensor_split(lib.ones(3), lib.tensor([1.0])),
+    "tensor_2d": lambda lib: lib.tensor_split(lib.ones(3), lib.tensor([[1]])),
+    "dim": lambda lib: lib.tensor_split(lib.ones(3), 2, 1),
+    "with_sizes_sum": lambda lib: lib.ones(3).split_with_sizes([1, 1]),
+}
+
+
+@pytest.mark.parametrize("case", SPLIT_ERRORS)
+def test_split_errors(case):
+    assert_same_error(SPLIT_ERRORS[case])

@@ -299,6 +299,11 @@ _FUNCTIONS = {
     "swapaxes": "Tensor input, int64_t axis0, int64_t axis1",
     "gcd lcm": "Tensor input, Tensor other, *, Tensor out=None",
     "fliplr flipud is_nonzero is_signed": "Tensor input",
+    "split_with_sizes": "Tensor input, SymIntArrayRef split_sizes, int64_t dim=0",
+    "tensor_split":
+        "Tensor input, SymInt sections, int64_t dim=0 | Tensor input, SymIntArrayRef indices, int64_t dim=0 |"
+        " Tensor input, Tensor tensor_indices_or_sections, int64_t dim=0",
+    "dsplit hsplit vsplit": "Tensor input, int64_t sections | Tensor input, IntArrayRef indices",
     "is_same_size": "Tensor input, Tensor other",
     "ger": "Tensor input, Tensor vec2, *, Tensor out=None",
     "put": "Tensor input, Tensor index, Tensor source, bool accumulate=False",

@@ -14,6 +14,7 @@ Views: the ops that are views in torch run through ``_views._view_apply``: their
 (functionalized, see _views.py), version counter and ``_base`` with the input, and get torch's strides
 from the stride rules registered here with ``_rule``.
 """
+import itertools
 import math
 import warnings
 
@@ -21,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, _wrap, _wrap_dim, _message_type
+from .._tensor import Tensor, _wrap, _wrap_dim, _message_type, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _rules, _compute_stride, _detach_alias, _restride, \
@@ -903,6 +904,71 @@ def unbind(input, dim=0):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     k = input.shape[_wrap_dim(dim, input.ndim)]
     return _view_op(_variadic(_unbind_entries, k, _make_unbind), input, (int(dim),))
+
+
+@public
+def split_with_sizes(input, split_sizes, dim=0):
+    """split into pieces of the listed sizes (SplitWithSizesBackward0)."""
+    return _split_with_sizes(input, split_sizes, dim)
+
+
+@public
+def tensor_split(input, indices_or_sections, dim=0):
+    """Slices (SliceBackward0 each) into ``sections`` nearly equal parts (the first ones one longer), or cut at
+    ``indices``; a tensor argument is a number of sections (0-d) or indices (1-d), as torch's."""
+    if input.ndim == 0:
+        raise RuntimeError(f"tensor_split expected at least a 1-dimensional tensor, but got a tensor with "
+                           f"{input.ndim} dims")
+    d = _wrap_dim(dim, input.ndim)
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        if arg._data.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_type_string(arg._data.dtype)[6:-6]}")
+        if arg.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {arg.ndim} dims")
+        arg = arg.item() if arg.ndim == 0 else arg.tolist()
+    size = input.shape[d]
+    if isinstance(arg, (int, np.integer)):
+        if arg <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
+        small, extra = divmod(size, int(arg))
+        ends = list(itertools.accumulate(small + (k < extra) for k in range(int(arg))))
+        bounds = list(zip([0] + ends[:-1], ends))
+    else:
+        cuts = [int(i) for i in arg]
+        bounds = list(zip([0] + cuts, cuts + [size]))
+    return tuple(_view_op(_slice, input, (d, a, b, 1, _slice_length(size, a, b, 1))) for a, b in bounds)
+
+
+def _split_along(name, input, arg, dim, need):
+    """hsplit / vsplit / dsplit: tensor_split along ``dim`` of a tensor of at least ``need`` dims."""
+    if input.ndim < need:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with "
+                           f"{input.ndim} dimensions!")
+    if isinstance(arg, (int, np.integer)) and (arg == 0 or input.shape[dim] % arg):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {arg}!")
+    return tensor_split(input, arg, dim)
+
+
+@public
+def hsplit(input, indices_or_sections):
+    """tensor_split along dim 1 (dim 0 of a 1-D tensor); an int must divide the size."""
+    return _split_along("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+@public
+def vsplit(input, indices_or_sections):
+    """tensor_split along dim 0 of a tensor of at least 2 dims; an int must divide the size."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+@public
+def dsplit(input, indices_or_sections):
+    """tensor_split along dim 2 of a tensor of at least 3 dims; an int must divide the size."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
 # ----- narrow / flip --------------------------------------------------------------------------------------
