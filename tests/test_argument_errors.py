@@ -40,7 +40,8 @@ C3, C4, C5 = _T("c3"), _T("c4"), _T("c5")  # (1, 1, 3), (1, 1, 3, 3), (1, 1, 2, 
 _ARRAYS = {"f": np.array([0.5, 1.5, 2.5], np.float32), "i": np.array([0, 2, 1]), "b": np.array([True, False, True]),
            "m": np.eye(3, dtype=np.float32) + 1, "v": np.array([1., 2., 3.], np.float32),
            "z": np.ones((1, 3, 3), np.float32), "c3": np.ones((1, 1, 3), np.float32),
-           "c4": np.ones((1, 1, 3, 3), np.float32), "c5": np.ones((1, 1, 2, 2, 2), np.float32)}
+           "c4": np.ones((1, 1, 3, 3), np.float32), "c5": np.ones((1, 1, 2, 2, 2), np.float32),
+           "one": np.ones(1, np.float32)}
 
 # name -> (args, kwargs) of a valid call (the default: ``(F,)`` for a one-input function, ``(F, F)`` for two)
 TEMPLATES = {
@@ -71,6 +72,11 @@ TEMPLATES = {
     "bitwise_and": ((I, I), {}), "bitwise_or": ((I, I), {}), "bitwise_xor": ((I, I), {}),
     "bitwise_not": ((I,), {}), "__invert__": ((I,), {}), "and": ((I, I), {}), "or": ((I, I), {}),
     "xor": ((I, I), {}), "logical_and": ((F, F), {}), "logical_or": ((F, F), {}), "logical_xor": ((F, F), {}),
+    "as_strided": ((F, (2,), (1,)), {}), "as_strided_": ((F, (2,), (1,)), {}), "put": ((F, I, F), {}),
+    "index_reduce": ((F, 0, I, F, "prod"), {}), "gcd": ((I, I), {}), "lcm": ((I, I), {}),
+    "fill_diagonal_": ((M, 1.0), {}), "ger": ((V, V), {}), "fliplr": ((M,), {}), "sum_to_size": ((M, 3), {}),
+    "is_nonzero": ((_T("one"),), {}), "tensor_split": ((F, 3), {}), "hsplit": ((F, 3), {}), "vsplit": ((M, 3), {}),
+    "dsplit": ((Z, 3), {}), "split_with_sizes": ((F, [1, 2]), {}),
     "addbmm": ((M, Z, Z), {}), "addmv": ((V, M, V), {}), "addr": ((M, V, V), {}), "cdist": ((M, M), {}),
     "chain_matmul": ((M, M), {}), "det": ((M,), {}), "inverse": ((M,), {}), "logdet": ((M,), {}),
     "expand_as": ((F, F), {}), "view_as": ((F, F), {}), "reshape_as": ((F, F), {}),

@@ -220,6 +220,17 @@ AREAS = {
         **{f"scatter_reduce_{r}": (lambda m, x, y, r=r, inc=inc: (x * x).scatter_reduce(
             0, m.tensor(IDX), y * y, r, include_self=inc), [A, A[:2] + 1]) for r, inc in (
             ("sum", True), ("prod", True), ("prod", False), ("mean", False), ("amax", True), ("amin", False))},
+        **{f"index_reduce_{r}": (lambda m, x, y, r=r, inc=inc: (x * x).index_reduce(
+            0, m.tensor([2, 0, 2]), y * y, r, include_self=inc), [A, B]) for r, inc in (
+            ("prod", True), ("prod", False), ("mean", True), ("amax", False), ("amin", True))},
+        "put": (lambda m, x, y: (x * x).put(m.tensor([0, 5, -1]), (y * y)[0, :3]) * (x * 1).put_(
+            m.tensor([1, 1]), y[1, :2] ** 3, accumulate=True), [A, B]),
+        "as_strided": (lambda m, x: m.as_strided(x * x, (3, 2), (1, 2), 1) ** 2 * (x * x)[1:].as_strided(
+            (3, 2), (2, 1)), [A]),
+        "as_strided_": (lambda m, x: (x * x).as_strided_((3, 2), (2, 1), 1) ** 2, [A]),
+        "inplace_view_ops": (lambda m, x: (x * x).unsqueeze_(0).squeeze_().t_() ** 2 * (x * x).unsqueeze_(
+            1).squeeze_((0, 1)).transpose_(0, 1), [A]),
+        "deg2rad_rad2deg": (lambda m, x: m.deg2rad(x * x) * (x * x).rad2deg_(), [A]),
         "quantile": (lambda m, x: m.quantile(x * x, m.tensor([0.3, 0.8], dtype=m.float64), dim=1), [A]),
         "nanquantile_midpoint": (lambda m, x: m.nanquantile(x * x, 0.4, interpolation="midpoint"), [A]),
         "repeat_interleave": (lambda m, x: (x * x).repeat_interleave(2, 0) + x.repeat_interleave(

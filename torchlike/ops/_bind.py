@@ -124,8 +124,8 @@ _OPTIONS = ("ScalarType? dtype=None, Layout? layout=None, Device? device=None, b
             "bool? requires_grad=False")  # "TensorOptions" in the tables
 _FUNCTIONS = {
     "abs absolute acos acosh angle arccos arccosh arcsin arcsinh arctan arctanh asin asinh atan atanh "
-    "bitwise_not ceil conj_physical cos cosh digamma erf erfc erfinv exp exp2 expm1 fix floor frac isneginf "
-    "isposinf lgamma log log10 log1p log2 logical_not neg negative reciprocal rsqrt sgn sigmoid sign sin sinc sinh "
+    "bitwise_not ceil conj_physical cos cosh deg2rad digamma erf erfc erfinv exp exp2 expm1 fix floor frac isneginf "
+    "isposinf lgamma log log10 log1p log2 logical_not neg negative rad2deg reciprocal rsqrt sgn sigmoid sign sin sinc sinh "
     "sqrt square tan tanh trunc":
         "Tensor input, *, Tensor out=None",
     "add sub":
@@ -297,6 +297,21 @@ _FUNCTIONS = {
         "Tensor input, *, ScalarType? dtype=None |"
         " Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None",
     "swapaxes": "Tensor input, int64_t axis0, int64_t axis1",
+    "gcd lcm": "Tensor input, Tensor other, *, Tensor out=None",
+    "fliplr flipud is_nonzero is_signed": "Tensor input",
+    "split_with_sizes": "Tensor input, SymIntArrayRef split_sizes, int64_t dim=0",
+    "tensor_split":
+        "Tensor input, SymInt sections, int64_t dim=0 | Tensor input, SymIntArrayRef indices, int64_t dim=0 |"
+        " Tensor input, Tensor tensor_indices_or_sections, int64_t dim=0",
+    "dsplit hsplit vsplit": "Tensor input, int64_t sections | Tensor input, IntArrayRef indices",
+    "is_same_size": "Tensor input, Tensor other",
+    "ger": "Tensor input, Tensor vec2, *, Tensor out=None",
+    "put": "Tensor input, Tensor index, Tensor source, bool accumulate=False",
+    "index_reduce":
+        "Tensor input, int64_t dim, Tensor index, Tensor source, str reduce, *, bool include_self=True,"
+        " Tensor out=None",
+    "as_strided as_strided_":
+        "Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None",
     "swapdims transpose": "Tensor input, int64_t dim0, int64_t dim1",
     "take_along_dim": "Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None",
     "unbind": "Tensor input, int64_t dim=0",
@@ -604,11 +619,11 @@ _METHODS = {
         "double mean=1, double std=2, *, Generator? generator=None",
     "cauchy_":
         "double median=0, double sigma=1, *, Generator? generator=None",
-    "addmm":
+    "addmm addmm_":
         "hidden Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2 |"
         " hidden Scalar beta, Tensor mat1, Tensor mat2 |"
         " Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1",
-    "baddbmm":
+    "baddbmm baddbmm_":
         "hidden Scalar beta, Scalar alpha, Tensor batch1, Tensor batch2 |"
         " hidden Scalar beta, Tensor batch1, Tensor batch2 |"
         " Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
@@ -617,6 +632,16 @@ _METHODS = {
     "polygamma polygamma_": "int64_t n",
     "xlogy xlogy_": "Tensor other | Scalar other",
     "expand": "SymIntArrayRef size, *, bool implicit=False",
+    "squeeze_": " | int64_t dim | IntArrayRef dim",
+    "cumprod_ cumsum_": "int64_t dim, *, ScalarType? dtype=None",
+    "gcd gcd_ lcm lcm_": "Tensor other",
+    "sum_to_size": "SymIntArrayRef size",
+    "fill_diagonal_": "Scalar fill_value, bool wrap=False",
+    "put put_": "Tensor index, Tensor source, bool accumulate=False",
+    "unsqueeze_": "int64_t dim",
+    "swapdims_ transpose_": "int64_t dim0, int64_t dim1",
+    "swapaxes_": "int64_t axis0, int64_t axis1",
+    "t_": "",
     "expand_as reshape_as type_as view_as": "Tensor other",
     "new_empty new_ones new_zeros": "SymIntArrayRef size, *, TensorOptions",
     "new_full": "SymIntArrayRef size, Scalar fill_value, *, TensorOptions",
@@ -1249,7 +1274,8 @@ _NOT_DIFFERENTIABLE = frozenset(
 
 
 _NOT_WRITES = frozenset((  # methods named as in-place ops that torch's autograd kernel does not check first
-    "detach_", "requires_grad_", "share_memory_", "apply_", "map_", "map2_", "set_", "resize_", "resize_as_"))
+    "detach_", "requires_grad_", "share_memory_", "apply_", "map_", "map2_", "set_", "resize_", "resize_as_",
+    "fill_diagonal_"))
 _NUMBER_OPS = frozenset("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split())
 
 

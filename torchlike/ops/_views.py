@@ -27,11 +27,12 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _grad_mode as _gm
 from .._graph import Node, _ALL_FREED, _FREED_MSG
 from .._tensor import Tensor, _NO_VC, _contiguous_strides, _new, _seq_counter, _wrap
-from ._registry import op, _apply, _check_inplace
+from ._registry import op, _apply, _check_inplace, _check_autograd_inplace
 from ._bind import public
 from . import _layout
 from ._record import new_node, record, refuse_grads, set_history
@@ -287,11 +288,12 @@ def _set_grad_fn(t, node):
     t._requires_grad = True
 
 
-def _regenerate(storage):
-    """After a write: each view whose base requires grad reads the base again (AsStridedBackward0)."""
+def _regenerate(storage, skip=None):
+    """After a write: each view whose base requires grad reads the base again (AsStridedBackward0); ``skip``: a
+    view that already has its new node (torch's set_history after an in-place view op)."""
     for ref in storage.members:
         v = ref()
-        if v is None or v._base is None or (v._ageom is None and v._vfn is None):
+        if v is None or v is skip or v._base is None or (v._ageom is None and v._vfn is None):
             continue
         base = v._base
         if v._grad_fn is None and not base._requires_grad:
@@ -306,6 +308,65 @@ def _regenerate(storage):
         else:
             node = new_node(_as_strided, (base,), (base._data,), v._ageom, (v._data.aval,))
         _set_grad_fn(v, node)
+
+
+# ----- in-place view ops: new geometry for the same storage ----------------------------------------------
+def _restride(t, entry, statics, geom=None):
+    """torch's in-place view ops (unsqueeze_, t_, as_strided_, ...): ``t`` itself takes the geometry of
+    ``entry(t)`` (``geom``: as_strided_'s, in its storage), a version bump, and when it has history ``entry``'s node
+    (set on ``t`` itself, a view too: no CopySlices). Its views keep their storage geometry."""
+    _check_autograd_inplace(t)
+    old = t._data
+    strided = geom is not None
+    if not strided:
+        geom = _view_geometry(entry, t, statics)
+        data = _run(entry, statics, old)
+        t._sgeom = geom if t._storage is not None else _layout._geometry(geom[0], geom[1])  # (offset 0)
+    else:
+        storage = _storage_of(t)
+        t._sgeom = geom
+        data = _read(t, storage.data)
+    base = t._base
+    if base is not None:  # its geometry in its base's elements
+        if strided:
+            t._vfn, t._ageom = None, _in_base(base, geom) if t._ageom is not None else None
+        elif t._vfn is not None:
+            t._vfn = next(iter(_chain(entry, t, statics, False)))
+        elif t._ageom is not None:
+            t._ageom = _rules[entry](*t._ageom, *statics)
+    elif t._storage is not None:
+        for ref in t._storage.members:  # its views' geometry in its elements, which moved
+            m = ref()
+            if m is not None and m._base is t:
+                m._vfn, m._ageom = None, _in_base(t, m._sgeom) if m._ageom is not None or m._vfn else None
+    if _gm._state.grad_enabled and t._requires_grad:
+        record(entry, (t,), (old,), statics, (data,), inplace=t)
+    else:
+        t._data = data
+        t._version_counter().version += 1
+    if t._storage is not None:
+        _regenerate(t._storage, skip=t)
+    tangent = t._fw_tangent
+    if tangent is not None:
+        _restride(tangent, entry, statics, geom)
+    return t
+
+
+def _in_base(base, geom):
+    """Storage geometry ``geom`` in ``base``'s elements (row-major), or None when no strides express it there."""
+    if base._sgeom is None:
+        return geom
+    numel = math.prod(geom[0])
+    if not numel:
+        return geom[0], _contiguous_strides(geom[0]), 0
+    at = np.full(base._storage.data.size, -1)
+    at[np.asarray(_flat_index(*_geom_of(base))).reshape(-1)] = np.arange(math.prod(base._sgeom[0]))
+    idx = at[np.asarray(_flat_index(*geom))]
+    offset = int(idx.reshape(-1)[0])
+    strides = tuple(int(idx[(0,) * d + (1,)].reshape(-1)[0]) - offset if n > 1 else 0 for d, n in enumerate(geom[0]))
+    if (idx < 0).any() or not (np.asarray(_flat_index(geom[0], strides, offset)) == idx).all():
+        return None
+    return geom[0], strides, offset
 
 
 # ----- making views -------------------------------------------------------------------------------------

@@ -911,19 +911,23 @@ def _(grad, index, source_shape, dim, alpha):
     return grad, (g * alpha if alpha != 1 else g).reshape(source_shape)
 
 
+def _check_index_func(name, self, index, source):
+    """index_add's and index_reduce's checks of the index and the source's dtype."""
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_type_word(index._data.dtype)} and size: {_shape_str(index.shape)}")
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: {_type_word(index._data.dtype)}")
+    if source._data.dtype != self._data.dtype:
+        raise RuntimeError(f"{name}(): self ({_type_word(self._data.dtype)}) and source "
+                           f"({_type_word(source._data.dtype)}) must have the same scalar type")
+
+
 def _index_add_args(self, dim, index, source, alpha=1, overlap=False):
     """torch's checks of index_add; returns dim as given (torch saves it so). ``overlap``: in place, the refusal of
     a source or index sharing self's memory comes before the bounds check."""
     raw, dim = dim, _wrap_dim(dim, self.ndim)
-    if index.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
-                         f"{_type_word(index._data.dtype)} and size: {_shape_str(index.shape)}")
-    if index._data.dtype not in (np.int32, np.int64):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_type_word(index._data.dtype)}")
-    if source._data.dtype != self._data.dtype:
-        raise RuntimeError(f"index_add_(): self ({_type_word(self._data.dtype)}) and source "
-                           f"({_type_word(source._data.dtype)}) must have the same scalar type")
+    _check_index_func("index_add_", self, index, source)
     if dim != 0 and dim >= source.ndim:
         raise RuntimeError(f"index_add_(): Indexing dim {dim} is out of bounds of the source tensor with dim "
                            f"{source.ndim}")
@@ -1089,14 +1093,63 @@ def take(input, index, *, out=None):
         return _write_out("take", lambda: take(input, index), out, (input, index), "take")
     if index._data.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_type_word(index._data.dtype)}")
-    n = input.numel()
+    _check_flat_index(index, input.numel())
+    return _apply(_take, (input, index), ())
+
+
+def _check_flat_index(index, n):
+    """take's and put's bounds check of flat indices into n elements."""
     if _concrete(index) and index.numel():
         a = _host(index).reshape(-1)
         bad = (a < -n) | (a >= n)
         if bad.any():
             raise IndexError(f"out of range: tried to access index {int(a[np.argmax(bad)])} on a tensor of {n} "
                              f"elements.")
-    return _apply(_take, (input, index), ())
+
+
+@op("PutBackward0", save={"index": (), "source": ()}, nondiff=("index",), attrs=("accumulate",))
+def _put(self, index, source, *, accumulate):
+    flat = self.reshape(-1)
+    at = flat.at[jnp.where(index < 0, index + flat.size, index).reshape(-1)]
+    src = source.reshape(-1).astype(self.dtype)
+    return (at.add(src) if accumulate else at.set(src)).reshape(self.shape)
+
+
+@_put.derivative
+def _(grad, index, source, accumulate):
+    flat = grad.reshape(-1)
+    idx = jnp.where(index < 0, index + flat.size, index).reshape(-1)
+    return grad if accumulate else flat.at[idx].set(0).reshape(grad.shape), flat[idx].reshape(source.shape)
+
+
+def _check_put(self, index, source):
+    """put_'s checks, in torch's order."""
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_word(index._data.dtype)}")
+    if self._data.dtype != source._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_type_word(self._data.dtype)} and source.dtype = {_type_word(source._data.dtype)}")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    if index.numel() and not self.numel():
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    _check_flat_index(index, self.numel())
+
+
+def _put_(self, index, source, accumulate=False):
+    _check_autograd_inplace(self, (source,))
+    _check_put(self, index, source)
+    _check_input_overlap(self, (index, source), strict=True)
+    return _apply_inplace(_put, self, (self, index, source), (bool(accumulate),))
+
+
+@public(inplace=_put_)
+def put(input, index, source, accumulate=False):
+    """A copy of input with ``source``'s values written (``accumulate``: added) at the flat positions ``index``
+    (negative: from the end); PutBackward0."""
+    _check_put(input, index, source)
+    return _apply(_put, (input, index, source), (bool(accumulate),))
 
 
 def _dim_key(ndim, dim, index):
@@ -1166,6 +1219,111 @@ def index_copy(input, dim, index, source, *, out=None):
                           "sum")
     dim = _index_copy_args(input, dim, index, source)
     return _apply(_index_copy, (input, index, source), (dim, source.ndim))
+
+
+# ----- index_reduce (torch's index_reduce_func_impl and index_reduce_backward) ---------------------------------
+_REDUCE_INIT = {"prod": lambda dt: 1, "mean": lambda dt: 0,
+                "amax": lambda dt: -jnp.inf if dt.kind == "f" else jnp.iinfo(dt).min,
+                "amin": lambda dt: jnp.inf if dt.kind == "f" else jnp.iinfo(dt).max}
+
+
+def _segment_prod(src, index, size):
+    """The product of the rows of ``src`` sent to each of ``size`` rows (one where none is): a scan over the rows
+    sorted by index, so JAX can differentiate it (its scatter_mul has no gradient for repeated indices)."""
+    order = jnp.argsort(index, stable=True)
+    at, rows = index[order], src[order]
+    new = jnp.concatenate([jnp.ones(1, bool), at[1:] != at[:-1]])
+    flags = new.reshape((-1,) + (1,) * (rows.ndim - 1))
+    running, _ = jax.lax.associative_scan(lambda a, b: (jnp.where(b[1], b[0], a[0] * b[0]), a[1] | b[1]),
+                                          (rows, jnp.broadcast_to(flags, rows.shape)))
+    last = jnp.concatenate([at[1:] != at[:-1], jnp.ones(1, bool)])
+    return jnp.ones((size,) + rows.shape[1:], src.dtype).at[jnp.where(last, at, size)].set(running, mode="drop")
+
+
+def _index_reduce_raw(self, index, source, dim, reduce, include_self):
+    shape = self.shape
+    self, source = self.reshape(shape or (1,)), source.reshape(source.shape or (1,))
+    key = _dim_key(self.ndim, dim, index)
+    if not include_self:
+        self = self.at[key].set(_REDUCE_INIT[reduce](self.dtype))
+    moved = jnp.moveaxis(self, dim % self.ndim, 0)
+    src, at = jnp.moveaxis(source, dim % self.ndim, 0), moved.at[index]
+    out = (moved * _segment_prod(src, index, moved.shape[0]) if reduce == "prod" else
+           at.add(src) if reduce == "mean" else at.max(src) if reduce == "amax" else at.min(src))
+    if reduce == "mean":
+        count = jnp.zeros(out.shape[0], out.dtype).at[index].add(1) + include_self
+        count = jnp.maximum(count, 1).reshape((-1,) + (1,) * (out.ndim - 1))
+        out = out // count if out.dtype.kind in "iu" else out / count
+    return jnp.moveaxis(out, 0, dim % self.ndim).reshape(shape)
+
+
+@op("IndexReduceBackward0", save=("self", "index", "source", "result"), nondiff=("index",),
+    attrs=("dim", "reduce", "include_self"), unsigned=("dim",))
+def _index_reduce(self, index, source, *, dim, reduce, include_self):
+    return _index_reduce_raw(self, index, source, dim, reduce, include_self)
+
+
+@_index_reduce.derivative
+def _(grad, self, index, source, result, dim, reduce, include_self):
+    d = dim % max(grad.ndim, 1)
+    take = (lambda t: jnp.take(t.reshape(t.shape or (1,)), index, axis=d).reshape(source.shape))
+    add = (lambda t, src: t.reshape(t.shape or (1,)).at[_dim_key(max(t.ndim, 1), d, index)].add(
+        src.reshape(src.shape or (1,))).reshape(t.shape))
+    if reduce == "prod":
+        masked_self = jnp.where(self == 0, 1, self)
+        grad_self = grad * _index_reduce_raw(masked_self, index, source, dim, reduce, include_self) / masked_self
+        src_zero = source == 0
+        single_zero = src_zero & (take(add(jnp.zeros_like(self), src_zero.astype(self.dtype))) == 1)
+        masked = _index_reduce_raw(self, index, jnp.where(single_zero, 1, source), dim, reduce, include_self)
+        grad_source = jnp.where(single_zero, take(grad * masked), take(grad * result) / jnp.where(src_zero, 1, source))
+    elif reduce == "mean":
+        n = add(jnp.full_like(grad, float(include_self)), jnp.ones_like(source))
+        n = jnp.where(n == 0, 1, n)
+        grad_self, grad_source = grad / n, take(grad) / take(n)
+    else:
+        self_is = (self == result).astype(grad.dtype)
+        source_is = (source == take(result)).astype(grad.dtype)
+        spread = grad / add(self_is, source_is)
+        grad_self, grad_source = self_is * spread, source_is * take(spread)
+    if not include_self:
+        grad_self = grad_self.reshape(grad.shape or (1,)).at[_dim_key(max(grad.ndim, 1), d, index)].set(0).reshape(
+            grad.shape)
+    return grad_self, grad_source
+
+
+def _index_reduce_args(self, dim, index, source, reduce):
+    """index_reduce's checks, in torch's order; returns dim."""
+    if reduce not in _REDUCE_INIT:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d = _wrap_dim(dim, self.ndim)
+    _check_index_func("index_reduce_", self, index, source)
+    along = source.shape[d] if source.ndim else 1
+    if index.numel() != along:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to source.size(dim):"
+                           f" ({along}), for dim: {d}")
+    if source.ndim and (source.ndim != self.ndim or _drop_dim(source.shape, d) != _drop_dim(self.shape, d)):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+    _check_bounds(index, self.shape[d] if self.ndim else 1, d, IndexError, msg="index out of range in self")
+    if self._data.dtype.kind in "bc":
+        raise NotImplementedError(f"\"index_func_\" not implemented for '{_type_word(self._data.dtype)}'")
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=3)
+    return d
+
+
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    _check_autograd_inplace(self, (source,))
+    _index_reduce_args(self, dim, index, source, reduce)
+    _check_input_overlap(self, (index, source), strict=True)
+    return _apply_inplace(_index_reduce, self, (self, index, source), (int(dim), reduce, bool(include_self)))
+
+
+@public(inplace=_index_reduce_)
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """``input`` with the slices of ``source`` along dim reduced (prod, mean, amax, amin) into the slices ``index``
+    names, input's own values included unless ``include_self`` is False (IndexReduceBackward0)."""
+    _index_reduce_args(input, dim, index, source, reduce)
+    return _apply(_index_reduce, (input, index, source), (int(dim), reduce, bool(include_self)))
 
 
 def _index_fill_fwd(self, index, value, *, dim):
@@ -1441,4 +1599,5 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     return _apply(_scatter_reduce, (input, index, src), (dim, reduce, bool(include_self)))
 
 
-_OWN_INPUT_CHECK.update((_index_copy, _index_fill, _index_fill_t, _masked_scatter, _scatter_reduce))
+_OWN_INPUT_CHECK.update((_index_copy, _index_fill, _index_fill_t, _masked_scatter, _scatter_reduce, _put,
+                         _index_reduce))

@@ -33,6 +33,16 @@ def _cpp(t):
     return _CPP_NAMES[np.dtype(t._data.dtype).name]
 
 
+def _bad_inplace(self, shape, dtype=None):
+    """torch's refusal of an in-place result of another shape (or ``dtype``) than ``self``'s."""
+    if tuple(shape) != tuple(self.shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                           f"{list(shape)} should match")
+    if dtype is not None and np.dtype(dtype) != self._data.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp(self)} and output tensor dtype "
+                           f"{_CPP_NAMES[np.dtype(dtype).name]} should match")
+
+
 def _x(shape):
     return "x".join(str(s) for s in shape)
 
@@ -267,7 +277,7 @@ def matmul(input, other):
     return _apply(_unsafe_view, (out.squeeze(-1) if d2 == 1 else out,), (out_shape,))
 
 
-@public
+@public(aliases=("ger",))
 def outer(input, vec2):
     """Outer product of two 1-D tensors: input.reshape(-1, 1) * vec2, recorded as torch does (MulBackward0)."""
     if input.ndim != 1:
@@ -334,9 +344,8 @@ def _check_expand(t, target):
                                f"Tensor sizes: {list(shape)}")
 
 
-@public
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
+def _check_addmm(input, mat1, mat2, inplace=False):
+    """addmm's checks in torch's order; in place, input must have the product's shape (no broadcast)."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
@@ -345,15 +354,29 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_word(a)} and {_word(mat2)}")
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_x(mat1.shape)} and {_x(mat2.shape)})")
-    _check_expand(input, (mat1.shape[0], mat2.shape[1]))
+    (_bad_inplace if inplace else _check_expand)(input, (mat1.shape[0], mat2.shape[1]))
     _not_for_bool("addmm_impl_cpu_", input)
+
+
+def _mm_inplace(entry, check):
+    """The in-place variant of addmm-like ``entry`` (addmm_, baddbmm_): autograd's checks, then the op's."""
+    def inplace(self, a, b, *, beta=1, alpha=1):
+        _registry._check_autograd_inplace(self, (a, b))
+        check(self, a, b, True)
+        return _registry._apply_inplace(entry, self, (self, a, b), (beta, alpha))
+    return inplace
+
+
+@public(inplace=_mm_inplace(_addmm, _check_addmm))
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
+    _check_addmm(input, mat1, mat2)
     return _apply(_addmm, (input, mat1, mat2), (beta, alpha))
 
 
-@public
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * bmm(batch1, batch2) (BaddbmmBackward0); torch's checks in its order: the expand of
-    input, dtypes, then the batches' ranks and sizes."""
+def _check_baddbmm(input, batch1, batch2, inplace=False):
+    """baddbmm's checks in torch's order: the expand of input, dtypes, the batches' ranks and sizes (in place: then
+    input's shape)."""
     _check_expand(input, (batch1.size(0), batch1.size(1), batch2.size(2)))
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: {_cpp(batch1)}, "
@@ -362,6 +385,14 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         if m.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
     _check_bmm(batch1.shape, batch2.shape, batch1, batch2, "baddbmm")
+    if inplace:
+        _bad_inplace(input, (batch1.size(0), batch1.size(1), batch2.size(2)))
+
+
+@public(inplace=_mm_inplace(_baddbmm, _check_baddbmm))
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * bmm(batch1, batch2) (BaddbmmBackward0)."""
+    _check_baddbmm(input, batch1, batch2)
     return _apply(_baddbmm, (input, batch1, batch2), (beta, alpha))
 
 

@@ -17,13 +17,14 @@ from .._device import device as _device
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, _type_string
 from . import _layout
 from ._out import _check_dtype, _write_out
-from ._registry import op, OpDef, _apply, _apply_inplace, _check_inplace
+from ._registry import op, OpDef, _apply, _apply_inplace, _check_inplace, _check_autograd_inplace
 from ._bind import public
 from .pointwise import sub, logical_xor, mul
 from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm, _tensor_list
 from ._views import _view_apply, _rule
 from .indexing import _named, _broadcast_shapes
 from .reduction import _linalg_vector_norm
+from .linalg import _bad_inplace
 
 
 def _type_word(np_dtype):
@@ -419,13 +420,42 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+@public
+def is_signed(input):
+    """Whether input's dtype is signed (floating and complex dtypes are)."""
+    return input.dtype.is_signed
+
+
+@public
+def is_nonzero(input):
+    """bool(input) of a one-element tensor (torch's errors for any other)."""
+    return bool(input)
+
+
+@public
+def is_same_size(input, other):
+    """Whether the two tensors have the same shape."""
+    return input.shape == other.shape
+
+
 # ----- cumprod, logcumsumexp, nan_to_num, count_nonzero, dist ---------------------------------------------------
 @op("CumprodBackward0", save=("self", "result"), attrs=("dim",), unsigned=("dim",))
 def _cumprod(self, *, dim, dtype):
     return jnp.cumprod(self.astype(dtype), axis=_norm(dim, self.ndim)) if self.ndim else self.astype(dtype)
 
 
-@public
+def _cumprod_(self, dim, *, dtype=None):
+    _check_autograd_inplace(self)
+    _wrap_dim(dim, self.ndim)
+    if dtype is not None:
+        _bad_inplace(self, self.shape, _dtype.to_dtype(dtype)._np)
+    if self._data.dtype == np.bool_:
+        _check_inplace(self)
+        raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
+    return _apply_inplace(_cumprod, self, (self,), (int(dim), self._data.dtype))
+
+
+@public(inplace=_cumprod_)
 def cumprod(input, dim, *, dtype=None, out=None):
     """Running products along ``dim`` (integers and bools accumulate in int64, as torch's)."""
     _wrap_dim(dim, input.ndim)

@@ -510,6 +510,14 @@ frac = _unary("frac", _entry("FracBackward0", (), lambda self: self - jnp.trunc(
 sinc = _unary("sinc", _entry("SincBackward0", ("self",), lambda self: jnp.sinc(self), lambda grad, self: jnp.where(
     self == 0, 0, grad * jnp.conj((jnp.pi * self * jnp.cos(jnp.pi * self) - jnp.sin(jnp.pi * self))
                                   / (jnp.pi * self * self)))))
+deg2rad = _unary("deg2rad", _entry("Deg2RadBackward0", (), lambda self: self * (math.pi / 180),
+                                   lambda grad: grad * (math.pi / 180),
+                                   refuse={"c": (RuntimeError, "deg2rad is not supported for complex tensors.")}))
+rad2deg = _unary("rad2deg", _entry("Rad2DegBackward0", (), lambda self: self * (180 / math.pi),
+                                   lambda grad: grad * (180 / math.pi),
+                                   refuse={"c": (RuntimeError, "rad2deg is not supported for complex tensors.")}))
+
+
 def _angle_forward(self):
     """torch's angle: of a real number pi if it is negative (not -0.0), else 0 (NaN stays), in its dtype."""
     if jnp.iscomplexobj(self):
@@ -2009,7 +2017,7 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
             raise _refused(refuse, arrays[0].dtype, {})
         return fn(*arrays)
     jitted = jax.jit(fn if refuse is None else checked)
-    integral = name.startswith("bitwise_")
+    integral = name.startswith("bitwise_") or kernel is not None
     kinds = "iu" if kernel else "biu"  # (the shifts refuse bool too)
     kernel = kernel or name
     rule = ("any" if name.startswith("logical_") else "found" if name == "bitwise_not" else
@@ -2051,6 +2059,26 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
     if idunder:
         dunders += ((idunder, call_),)
     return public(call, dunders=dunders, inplace=call_ if integral or name.startswith("logical_") else None)
+
+
+def _gcd(a, b):
+    """torch's calc_gcd: Euclid's algorithm on |a| and |b| in their dtype with C's remainder (the most negative value
+    keeps its sign, as in torch; jnp.gcd never ends there)."""
+    def step(state):
+        a, b = state
+        nz = a != 0
+        return jnp.where(nz, jax.lax.rem(b, jnp.where(nz, a, 1)), a), jnp.where(nz, a, b)
+    return jax.lax.while_loop(lambda s: jnp.any(s[0] != 0), step, (jnp.abs(a), jnp.abs(b)))[1]
+
+
+def _lcm(a, b):
+    """torch's calc_lcm: abs(a / gcd * b), 0 where gcd is 0, computed as C does (types narrower than int in int, so
+    the product wraps after abs)."""
+    dt = a.dtype
+    wide = jnp.int32 if dt.itemsize < 4 else dt
+    g = _gcd(a, b).astype(wide)
+    a, b = a.astype(wide), b.astype(wide)
+    return jnp.where(g == 0, 0, jnp.abs(jax.lax.div(a, jnp.where(g == 0, 1, g)) * b)).astype(dt)
 
 
 def _same_dtype(a, b):
@@ -2125,6 +2153,8 @@ bitwise_not = _nondiff("bitwise_not", lambda a: ~a, dunders=(("__invert__", lamb
 bitwise_and = _nondiff("bitwise_and", lambda a, b: a & b, dunders=("__and__", "__rand__"), idunder="__iand__")
 bitwise_or = _nondiff("bitwise_or", lambda a, b: a | b, dunders=("__or__", "__ror__"), idunder="__ior__")
 bitwise_xor = _nondiff("bitwise_xor", lambda a, b: a ^ b, dunders=("__xor__", "__rxor__"), idunder="__ixor__")
+gcd = _nondiff("gcd", lambda a, b: _gcd(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="gcd")
+lcm = _nondiff("lcm", lambda a, b: _lcm(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="lcm")
 bitwise_left_shift = _nondiff(  # (lax's shifts give torch's results for shifts past the width: 0, or the sign)
     "bitwise_left_shift", lambda a, b: jnp.left_shift(*jnp.broadcast_arrays(*_same_dtype(a, b))), kernel="lshift",
     dunders=("__lshift__", ("__rlshift__", lambda s, o: bitwise_left_shift(o, s))), idunder="__ilshift__")

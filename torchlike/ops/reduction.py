@@ -17,11 +17,12 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
-from ._registry import op, _apply
+from ._registry import op, _apply, _apply_inplace, _check_autograd_inplace
 from ._bind import public
 from . import _out
 from ._out import _write_out
 from ._util import _check_unique
+from .linalg import _bad_inplace
 from .pointwise import maximum, minimum, _apply_float, _abs_torch, _pow_torch, _real_sign
 
 _NOT_GIVEN = object()
@@ -508,7 +509,15 @@ def _(grad, dim):
 
 
 
-@public
+def _cumsum_(self, dim, *, dtype=None):
+    _check_autograd_inplace(self)
+    d = _one_dim(dim, self.ndim, "cumsum")
+    if dtype is not None:
+        _bad_inplace(self, self.shape, _dtype.to_dtype(dtype)._np)
+    return _apply_inplace(_cumsum, self, (self,), (d, self._data.dtype))
+
+
+@public(inplace=_cumsum_)
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim`` (CumsumBackward0); integers accumulate in int64."""
     return _apply(_cumsum, (input,), (_one_dim(dim, input.ndim, "cumsum"), _sum_dtype(input, dtype)))

@@ -14,6 +14,7 @@ Views: the ops that are views in torch run through ``_views._view_apply``: their
 (functionalized, see _views.py), version counter and ``_base`` with the input, and get torch's strides
 from the stride rules registered here with ``_rule``.
 """
+import itertools
 import math
 import warnings
 
@@ -21,10 +22,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, _wrap, _wrap_dim, _message_type
+from .._tensor import Tensor, _wrap, _wrap_dim, _message_type, _type_string
 from .. import _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
-from ._views import _view_apply, _view_geometry, _rule, _compute_stride, _detach_alias
+from ._views import _view_apply, _view_geometry, _rule, _rules, _compute_stride, _detach_alias, _restride, \
+    _flat_index, _aliased, _geom_of, _read, _in_base
 from . import _layout
 from ._bind import public
 from ._out import _write_out
@@ -308,21 +310,27 @@ def _(grad, dim0, dim1):
 
 
 
-@public
+def _transpose_(self, dim0, dim1):
+    _wrap_dim(dim0, self.ndim)
+    _wrap_dim(dim1, self.ndim)
+    return _restride(self, _INPLACE[_transpose], (int(dim0), int(dim1)))
+
+
+@public(inplace=_transpose_)
 def transpose(input, dim0, dim1):
-    """Swap two dims; TransposeBackward0."""
+    """Swap two dims; TransposeBackward0 (transpose_: TransposeBackward1)."""
     _wrap_dim(dim0, input.ndim)
     _wrap_dim(dim1, input.ndim)
     return _view_op(_transpose, input, (int(dim0), int(dim1)))
 
 
-@public
+@public(inplace=_transpose_)
 def swapaxes(input, axis0, axis1):
     """Alias of transpose."""
     return transpose(input, axis0, axis1)
 
 
-@public
+@public(inplace=_transpose_)
 def swapdims(input, dim0, dim1):
     """Alias of transpose."""
     return transpose(input, dim0, dim1)
@@ -386,9 +394,15 @@ def _(grad):
 
 
 
-@public
+def _t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return _restride(self, _INPLACE[_t], ())
+
+
+@public(inplace=_t_)
 def t(input):
-    """Transpose a tensor of at most 2 dims; TBackward0."""
+    """Transpose a tensor of at most 2 dims; TBackward0 (t_: TBackward1)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return _view_op(_t, input, ())
@@ -475,38 +489,148 @@ def _squeeze_dims(self, *, dim):
     return _squeezed(self, tuple(_norm(d, self.ndim) for d in dim))
 
 
-# SqueezeBackward4 is torch's node of the in-place squeeze_(dim); torch's matmul of a 1-D and a 2-D operand ends
-# with one on its (fresh) mm result, so the output here is a new tensor recorded as that node, at version 1.
-_squeeze_dim_ = OpDef("SqueezeBackward4", _squeeze_dim.forward, save=(), statics=("dim",), attrs=("dim", "self_sym_sizes"),
-                      unsigned=("dim",))
-
-
 def _reshape_back(grad, self_shape):
     return jnp.reshape(grad, self_shape)
 
 
-for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims, _squeeze_dim_):
+for _e in (_squeeze_all, _squeeze_dim, _squeeze_dims):
     _e.derivative(_reshape_back)
 
 
-@public
-def squeeze(input, dim=None):
-    """Drop size-1 dims (all, one dim, or a tuple of dims); SqueezeBackward0/1/2."""
+def _inplace_entry(name, entry, attrs=(), unsigned=None):
+    """The node torch's in-place variant of view op ``entry`` records (``XBackward1``...): entry's forward, formula
+    and stride rule; ``attrs``: its ``_saved_*`` (``unsigned``: those shown unsigned, default all but sizes)."""
+    e = OpDef(name, entry.forward, save=(), statics=entry.statics, attrs=attrs,
+              unsigned=tuple(a for a in attrs if a != "self_sym_sizes") if unsigned is None else unsigned)
+    e.derivative(entry.backward)
+    _rule(e)(_rules[entry])
+    return e
+
+
+_ALL = object()
+
+
+def _squeeze_args(input, dim):
+    """squeeze's entry and statics for dim (None, an int or a sequence of ints)."""
     if dim is None:
-        return _view_op(_squeeze_all, input, ())
+        return _squeeze_all, ()
     if isinstance(dim, int):
         _wrap_dim(dim, input.ndim)
-        return _view_op(_squeeze_dim, input, (dim,))
+        return _squeeze_dim, (dim,)
     dim = tuple(int(d) for d in dim)
     _check_unique(dim, input.ndim)
-    return _view_op(_squeeze_dims, input, (dim,))
+    return _squeeze_dims, (dim,)
+
+
+def _squeeze_(self, dim=_ALL):
+    if dim is None:  # (torch's squeeze_ has no dim=None form)
+        raise TypeError("squeeze_() received an invalid combination of arguments - got (NoneType), but expected one "
+                        "of:\n * ()\n * (int dim)\n * (tuple of ints dim)\n * (name dim)\n")
+    entry, statics = _squeeze_args(self, None if dim is _ALL else dim)
+    return _restride(self, _INPLACE[entry], statics)
+
+
+@public(inplace=_squeeze_)
+def squeeze(input, dim=None):
+    """Drop size-1 dims (all, one dim, or a tuple of dims); SqueezeBackward0/1/2 (squeeze_: 3/4/5)."""
+    entry, statics = _squeeze_args(input, dim)
+    return _view_op(entry, input, statics)
+
+
+def _unsqueeze_(self, dim):
+    _wrap_dim(dim, self.ndim + 1)
+    return _restride(self, _INPLACE[_unsqueeze], (int(dim),))
+
+
+@public(inplace=_unsqueeze_)
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at dim; UnsqueezeBackward0 (unsqueeze_: UnsqueezeBackward1)."""
+    _wrap_dim(dim, input.ndim + 1)
+    return _view_op(_unsqueeze, input, (int(dim),))
+
+
+# ----- as_strided -----------------------------------------------------------------------------------------
+# statics: torch's (size, stride, storage_offset as given), then the input's geometry in its storage (``source``),
+# the result's storage offset and the storage's size. The forward sees only the input's elements; the result reads
+# its storage (as_strided may reach elements outside the input).
+@op("AsStridedBackward0", save=(), attrs=("size", "stride", "storage_offset"))
+def _as_strided(self, *, size, stride, storage_offset, source, offset, numel):
+    flat = jnp.zeros(numel, self.dtype).at[_flat_index(*source).reshape(-1)].set(self.reshape(-1))
+    return jnp.take(flat, _flat_index(size, stride, offset))
+
+
+@_as_strided.derivative
+def _(grad, size, stride, source, offset, numel):
+    """torch's as_strided_backward: the gradient scattered into the storage, read at the input's geometry (divided
+    among the input's elements that share a storage element)."""
+    flat = jnp.zeros(numel, grad.dtype).at[_flat_index(size, stride, offset).reshape(-1)].add(grad.reshape(-1))
+    idx = _flat_index(*source)
+    if _aliased(source):
+        flat = flat / jnp.maximum(jnp.zeros(numel, grad.real.dtype).at[idx.reshape(-1)].add(1), 1)
+    return jnp.take(flat, idx)
+
+
+_rule(_as_strided)(lambda sizes, strides, offset, *statics: None)  # (its callers set the geometry)
+
+
+def _strided_args(input, size, stride, storage_offset):
+    """as_strided's geometry in input's storage and statics, with torch's errors."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    source = _geom_of(input)
+    offset = source[2] if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    numel = input._data.size if input._storage is None else input._storage.data.size
+    need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if need > numel:
+        item = input._data.dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {item} requiring a storage size of {need * item} are out of bounds for storage "
+                           f"of size {numel * item}")
+    return (size, stride, offset), (size, stride, None if storage_offset is None else offset, source, offset, numel)
 
 
 @public
-def unsqueeze(input, dim):
-    """Insert a size-1 dim at dim; UnsqueezeBackward0."""
-    _wrap_dim(dim, input.ndim + 1)
-    return _view_op(_unsqueeze, input, (int(dim),))
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of input's storage at sizes, strides and storage offset (default input's); AsStridedBackward0."""
+    geom, statics = _strided_args(input, size, stride, storage_offset)
+    out = _view_apply(_as_strided, input, statics, geom)
+    out._data = _read(out, input._storage.data)
+    if out._base is not None:  # its geometry in its base's elements (none through a conj or retyping chain)
+        out._vfn, out._ageom = None, _in_base(out._base, geom) if input._vfn is None and (
+            input._base is None or input._ageom is not None) else None
+    return out
+
+
+@public
+def as_strided_(input, size, stride, storage_offset=None):
+    """as_strided in place: input itself takes the geometry; AsStridedBackward1."""
+    geom, statics = _strided_args(input, size, stride, storage_offset)
+    return _restride(input, _INPLACE[_as_strided], statics, geom)
+
+
+@public(function=False)
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (of a 2-D tensor, or of one whose dims are all equal) through as_strided views, as
+    torch does: CopySlices on self; ``wrap``: a tall matrix's diagonal restarts every ncols + 1 rows."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[:2]
+    if self.ndim > 2 and any(n != height for n in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    stride, offset = (sum(self.stride()),), self.storage_offset()
+    as_strided(self, (min(height, width),), stride, offset).fill_(fill_value)
+    if wrap and self.ndim == 2 and height > width + 1:
+        step = width + 1
+        size = (self.numel() + step - 1) // step - min(height, width)
+        as_strided(self, (size,), stride, offset + self.stride(0) * step).fill_(fill_value)
+    return self
 
 
 # ----- expand / repeat ------------------------------------------------------------------------------------
@@ -785,6 +909,71 @@ def unbind(input, dim=0):
     return _view_op(_variadic(_unbind_entries, k, _make_unbind), input, (int(dim),))
 
 
+@public
+def split_with_sizes(input, split_sizes, dim=0):
+    """split into pieces of the listed sizes (SplitWithSizesBackward0)."""
+    return _split_with_sizes(input, split_sizes, dim)
+
+
+@public
+def tensor_split(input, indices_or_sections, dim=0):
+    """Slices (SliceBackward0 each) into ``sections`` nearly equal parts (the first ones one longer), or cut at
+    ``indices``; a tensor argument is a number of sections (0-d) or indices (1-d), as torch's."""
+    if input.ndim == 0:
+        raise RuntimeError(f"tensor_split expected at least a 1-dimensional tensor, but got a tensor with "
+                           f"{input.ndim} dims")
+    d = _wrap_dim(dim, input.ndim)
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        if arg._data.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_type_string(arg._data.dtype)[6:-6]}")
+        if arg.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {arg.ndim} dims")
+        arg = arg.item() if arg.ndim == 0 else arg.tolist()
+    size = input.shape[d]
+    if isinstance(arg, (int, np.integer)):
+        if arg <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
+        small, extra = divmod(size, int(arg))
+        ends = list(itertools.accumulate(small + (k < extra) for k in range(int(arg))))
+        bounds = list(zip([0] + ends[:-1], ends))
+    else:
+        cuts = [int(i) for i in arg]
+        bounds = list(zip([0] + cuts, cuts + [size]))
+    return tuple(_view_op(_slice, input, (d, a, b, 1, _slice_length(size, a, b, 1))) for a, b in bounds)
+
+
+def _split_along(name, input, arg, dim, need):
+    """hsplit / vsplit / dsplit: tensor_split along ``dim`` of a tensor of at least ``need`` dims."""
+    if input.ndim < need:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with "
+                           f"{input.ndim} dimensions!")
+    if isinstance(arg, (int, np.integer)) and (arg == 0 or input.shape[dim] % arg):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {arg}!")
+    return tensor_split(input, arg, dim)
+
+
+@public
+def hsplit(input, indices_or_sections):
+    """tensor_split along dim 1 (dim 0 of a 1-D tensor); an int must divide the size."""
+    return _split_along("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+@public
+def vsplit(input, indices_or_sections):
+    """tensor_split along dim 0 of a tensor of at least 2 dims; an int must divide the size."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+@public
+def dsplit(input, indices_or_sections):
+    """tensor_split along dim 2 of a tensor of at least 3 dims; an int must divide the size."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
 # ----- narrow / flip --------------------------------------------------------------------------------------
 @public
 def narrow(input, dim, start, length):
@@ -821,6 +1010,39 @@ def flip(input, *args, dims=None):
     dims = _dims_arg(args) if dims is None else tuple(dims)
     _check_unique(dims, input.ndim)
     return _apply(_flip, (input,), (dims,))
+
+
+@public
+def fliplr(input):
+    """flip along dim 1."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@public
+def flipud(input):
+    """flip along dim 0."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+@public(function=False)
+def sum_to_size(self, *size):
+    """The sum of self down to ``size`` (to which self must expand): torch's sum_to (SumBackward1, then a view when
+    leading dims go); self itself when nothing is summed."""
+    size = _shape_arg(size)
+    shape, lead = tuple(self.shape), self.ndim - len(size)
+    if lead < 0 or any(s != n and s != 1 for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    if not dims:
+        return self
+    if not size:
+        return self.sum()
+    out = self.sum(dims, keepdim=True)
+    return view(out, size) if lead else out
 
 
 # ----- diagonal ------------------------------------------------------------------------------------------
@@ -961,3 +1183,17 @@ def _split_rule(sizes, strides, offset, dim, split_size):
 def _unbind_rule(sizes, strides, offset, dim):
     d = _norm(dim, len(sizes))
     return tuple((_drop(sizes, d), _drop(strides, d), offset + i * strides[d]) for i in range(sizes[d]))
+
+
+# torch's nodes of the in-place view ops, recorded on the tensor itself (x.unsqueeze_(0): UnsqueezeBackward1). torch's
+# matmul of a 1-D and a 2-D operand ends with a squeeze_(0) on its fresh mm result (SqueezeBackward4, at version 1).
+_INPLACE = {
+    _unsqueeze: _inplace_entry("UnsqueezeBackward1", _unsqueeze, ("dim",)),
+    _squeeze_all: _inplace_entry("SqueezeBackward3", _squeeze_all, ("self_sym_sizes",)),
+    _squeeze_dim: _inplace_entry("SqueezeBackward4", _squeeze_dim, ("dim", "self_sym_sizes")),
+    _squeeze_dims: _inplace_entry("SqueezeBackward5", _squeeze_dims, ("dim", "self_sym_sizes")),
+    _t: _inplace_entry("TBackward1", _t),
+    _transpose: _inplace_entry("TransposeBackward1", _transpose, ("dim0", "dim1")),
+    _as_strided: _inplace_entry("AsStridedBackward1", _as_strided, ("size", "stride", "storage_offset"), ()),
+}
+_squeeze_dim_ = _INPLACE[_squeeze_dim]

@@ -8,10 +8,10 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._out import _write_out
-from ._registry import op, OpDef, _apply
+from ._registry import op, _apply
 from ._bind import public
 from .creation import tensor
-from .shape import _squeeze_dim_, _transpose, _unsqueeze
+from .shape import _squeeze_dim_, _transpose, _unsqueeze, _INPLACE
 from .reduction import _return_type, _keepdim, _one_dim, _check_nonempty
 
 
@@ -409,12 +409,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 _QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 _ROUND = {"lower": jnp.floor, "higher": jnp.ceil, "nearest": jnp.round}
 # torch's in-place unsqueeze_ / transpose_ / squeeze_ on its fresh result: new tensors recorded as those nodes
-_unsqueeze_ = OpDef("UnsqueezeBackward1", _unsqueeze.forward, save=(), statics=("dim",), attrs=("dim",),
-                    unsigned=("dim",))
-_unsqueeze_.derivative(_unsqueeze.backward)
-_transpose_ = OpDef("TransposeBackward1", _transpose.forward, save=(), statics=("dim0", "dim1"),
-                    attrs=("dim0", "dim1"), unsigned=("dim0", "dim1"))
-_transpose_.derivative(_transpose.backward)
+_unsqueeze_, _transpose_ = _INPLACE[_unsqueeze], _INPLACE[_transpose]
 
 
 def _in_place(entry, t, statics):
