@@ -250,3 +250,22 @@ def test_complex_logaddexp_keeps_the_larger_operands_imaginary_part(case):
     def fn(m):
         return repr(np.round(np.asarray(m.logaddexp(m.tensor(a), m.tensor(b)).tolist()), 10))
     _same(fn)
+
+
+@pytest.mark.parametrize("case", ["std_rows", "var_all", "var_mean", "std_mean", "std_grad", "one", "inf", "nan",
+                                  "dof0", "complex"])
+def test_variance_of_equal_values_is_exactly_zero(case):
+    """torch's Welford variance is exactly 0 for equal finite values (the mean here could be an ulp off them), and
+    std's backward then gives 0 (its masked 1 / (2 std)); one value, infinities and NaN keep torch's NaN."""
+    v = np.full((2, 6), 2.7827534e-08, np.float32)
+    v[1] = 0.1
+
+    def fn(m):
+        t = m.tensor(v, requires_grad=True)
+        return {"std_rows": lambda: t.std(1), "var_all": lambda: t[1].var(), "var_mean": lambda: m.var_mean(t, 1)[0],
+                "std_mean": lambda: m.std_mean(t, 1, keepdim=True)[0],
+                "std_grad": lambda: m.autograd.grad(t.std(1).sum(), t)[0].abs(),
+                "one": lambda: m.tensor([3.0]).var(), "inf": lambda: m.tensor([float("inf")] * 3).std(),
+                "nan": lambda: m.tensor([float("nan")] * 3).var(), "dof0": lambda: m.tensor([3.0, 3.0]).var(
+                    correction=2), "complex": lambda: m.tensor([1 + 1j, 1 + 1j]).var()}[case]()
+    _same(fn)

@@ -338,9 +338,10 @@ class _SavedTensor:
         return t._detached is not None and t._grad_fn is None and t._detached[0] < node._seq < t._detached[1]
 
     def _modified_message(self, node):
-        shape = list(self.data.shape)
+        data = self.data if self.tensor is None else self.tensor._data  # its size now (an out= may resize it)
+        shape = list(data.shape)
         msg = ("one of the variables needed for gradient computation has been modified by an inplace "
-               f"operation: [{_message_type((self.data if self.tensor is None else self.tensor._data).dtype)} {shape}]")
+               f"operation: [{_message_type(data.dtype)} {shape}]")
         grad_fn, nr = (node, self.output_nr) if self.output_nr >= 0 else (None, 0)
         if self.tensor is not None:  # torch names the input's grad_fn; the saving node's after a detach_()
             grad_fn, nr = ((node, self.tensor._detached[2]) if self._detached_since(node) else

@@ -359,7 +359,13 @@ def _var(self, *, dim, correction, keepdim):
     axes = _axes(dim, self.ndim)
     dev = self - jnp.mean(self, axis=axes, keepdims=True)
     sq = jnp.real(dev * jnp.conj(dev)) if jnp.iscomplexobj(dev) else dev * dev
-    return jnp.sum(sq, axis=axes, keepdims=keepdim) / _pymax(_dof(self.shape, axes, correction), 0)
+    var = jnp.sum(sq, axis=axes, keepdims=keepdim) / _pymax(_dof(self.shape, axes, correction), 0)
+    if not axes or _dof(self.shape, axes, correction) <= 0:
+        return var
+    # torch's Welford gives exactly 0 for equal finite values (the mean here can be an ulp off them)
+    first = self[tuple(slice(0, 1) if a in axes else slice(None) for a in range(self.ndim))]
+    same = jnp.all((self == first) & jnp.isfinite(first), axis=axes, keepdims=keepdim)
+    return jnp.where(same, jnp.zeros((), var.dtype), var)
 
 
 @_var.derivative
