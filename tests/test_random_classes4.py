@@ -269,3 +269,25 @@ def test_variance_of_equal_values_is_exactly_zero(case):
                 "nan": lambda: m.tensor([float("nan")] * 3).var(), "dof0": lambda: m.tensor([3.0, 3.0]).var(
                     correction=2), "complex": lambda: m.tensor([1 + 1j, 1 + 1j]).var()}[case]()
     _same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradient_of_x_over_x_is_exactly_zero(dtype):
+    """torch's gradient for div's divisor is -grad * (self / other) / other: XLA would rewrite it as
+    self / (other * other), which does not cancel grad / other exactly."""
+    x = np.random.default_rng(3).uniform(-1.5, 1.5, 50).astype(dtype)
+
+    def fn(m):
+        t = m.tensor(x, requires_grad=True)
+        g, = m.autograd.grad((t / t).sum(), t)
+        return g
+    _same(fn)
+
+
+def test_lerp_weight_gradient_refuses_bool_operands():
+    """lerp's weight gradient is grad * (end - self): for bool self and end torch's subtraction refuses."""
+    def fn(m):
+        b = m.tensor([[True, False, True]])
+        w = m.tensor(0.3, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.lerp(b, b, w).sum(), w)
+    _same(fn)

@@ -1155,7 +1155,9 @@ def _div(self, other, *, dtype):
 def _div_grad(grad, self, other, dtype):
     other = other.astype(dtype)
     ga = _cdiv(grad, jnp.conj(other))
-    gb = -grad * jnp.conj(_cdiv(_cdiv(self.astype(dtype), other), other)) if self is not None else None
+    # torch's (self / other) / other: a barrier keeps XLA from rewriting it as self / (other * other)
+    gb = -grad * jnp.conj(_cdiv(jax.lax.optimization_barrier(_cdiv(self.astype(dtype), other)), other)) \
+        if self is not None else None
     return ga, gb
 
 
@@ -1632,6 +1634,8 @@ _lerp_scalar = _entry("LerpBackward0", ("weight",), _lerp_forward, lambda grad, 
 def _lerp_tensor_grad(grad, self, end, weight, dtype, grad_input_mask):
     if grad_input_mask[0]:  # (self's gradient: 1 - weight, with a 0-d bool weight)
         _bool_operand(_BOOL_SUB2, weight)
+    if grad_input_mask[2]:  # (weight's: end - self, both bool for a bool input)
+        _bool_operand(_BOOL_SUB2, self)
     return (grad * jnp.conj(1 - weight.astype(dtype)), grad * jnp.conj(weight.astype(dtype)),
             None if self is None else grad * jnp.conj(end.astype(dtype) - self.astype(dtype)))
 
