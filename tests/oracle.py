@@ -150,9 +150,9 @@ def run_case(lib, fn, arrays):
     return outs, seen, first, second
 
 
-def assert_case_matches(fn, arrays):
+def assert_case_matches(fn, arrays, rtol=1e-5, atol=1e-6):
     """run_case on torch and torchlike agree: outputs (values, requires_grad, view or not), graphs with saved
-    attributes and versions, and the gradients of both orders."""
+    attributes and versions, and the gradients of both orders (to ``rtol``/``atol``)."""
     (touts, tseen, tfirst, tsecond), (louts, lseen, lfirst, lsecond) = run_case(torch, fn, arrays), \
         run_case(tl, fn, arrays)
     assert len(louts) == len(touts)
@@ -164,4 +164,4 @@ def assert_case_matches(fn, arrays):
         assert (lg is None) == (tg is None)
         if tg is not None:
             for a, b in zip(lg, tg):
-                assert_same(a, b)
+                assert_same(a, b, rtol, atol)

@@ -332,7 +332,7 @@ def _pair_run(fn, arrays, grad=True):
     return res
 
 
-def _check_inplace(fn, *arrays):
+def _check_inplace(fn, *arrays, rtol=1e-5, atol=1e-6):
     """``fn(lib, *leaves)`` writes into a non-leaf and returns it: values, dtype, version, graph (saved values too)
     and first- and second-order gradients of every float leaf agree with torch."""
     res = _pair_run(fn, arrays)
@@ -341,7 +341,7 @@ def _check_inplace(fn, *arrays):
     assert_same(a, b)
     compare_graph(a.grad_fn, b.grad_fn)
     if b.requires_grad:
-        assert_case_matches(fn, [x for x in arrays])
+        assert_case_matches(fn, [x for x in arrays], rtol, atol)
 
 
 CUM_SHAPES = [(5,), (3, 4), (2, 3, 4), ()]
@@ -399,8 +399,9 @@ MM = {  # (self, mat1/batch1, mat2/batch2) shapes
 @pytest.mark.parametrize("name,shapes", [(n, s) for n, ss in MM.items() for s in ss], ids=str)
 def test_matmul_inplace(name, shapes, dtype, scales):
     arrays = [RNG.standard_normal(s).astype(dtype) for s in shapes]
-    _check_inplace(lambda lib, s, a, b: getattr(s * 1, name)(a, b, **scales), *arrays)
-    _check_inplace(lambda lib, s, a, b: getattr((s * 1).mT.contiguous().mT, name)(a, b, **scales), *arrays)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else {}  # (float32 second-order sums of products)
+    _check_inplace(lambda lib, s, a, b: getattr(s * 1, name)(a, b, **scales), *arrays, **tol)
+    _check_inplace(lambda lib, s, a, b: getattr((s * 1).mT.contiguous().mT, name)(a, b, **scales), *arrays, **tol)
 
 
 def test_matmul_inplace_integers():

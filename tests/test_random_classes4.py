@@ -291,3 +291,13 @@ def test_lerp_weight_gradient_refuses_bool_operands():
         w = m.tensor(0.3, dtype=m.float64, requires_grad=True)
         return m.autograd.grad(m.lerp(b, b, w).sum(), w)
     _same(fn)
+
+
+@pytest.mark.parametrize("call", ["add", "sub", "rsub", "add_ok_shapes"])
+def test_float_alpha_on_integers_is_checked_after_broadcasting(call):
+    """torch checks alpha after TensorIterator has broadcast the operands: a shape error comes first."""
+    def fn(m):
+        a, b = m.ones(2, 1, 3, dtype=m.int64), m.ones(2, dtype=m.int64)
+        return {"add": lambda: m.add(a, b, alpha=0.5), "sub": lambda: m.sub(a, b, alpha=0.5),
+                "rsub": lambda: m.rsub(a, b, alpha=0.5), "add_ok_shapes": lambda: m.add(a, a, alpha=0.5)}[call]()
+    _same(fn)

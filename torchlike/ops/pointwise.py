@@ -1024,8 +1024,10 @@ def _binary_inplace(entry, self, other, extra=(), result_dtype=None, check=None,
     return _apply_inplace(entry, self, (self, _wrap_scalar(other)), (self._data.dtype,) + extra)
 
 
-def _check_alpha(dtype, alpha):
+def _check_alpha(dtype, alpha, operands=()):
+    """torch's alpha check, after TensorIterator's broadcast check of ``operands``."""
     if isinstance(alpha, float) and np.dtype(dtype).kind in "biu":
+        _check_broadcast([t._data for t in operands if isinstance(t, Tensor)])
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -1394,7 +1396,7 @@ def add(input, other, *, alpha=1, out=None):
         return _write_out("add", lambda: add(input, other, alpha=alpha), out, (input, other))
     alpha = _alpha(alpha)
     if alpha != 1:
-        _check_alpha(_binary_dtype(input, other), alpha)
+        _check_alpha(_binary_dtype(input, other), alpha, (input, other))
     return _binary(_add if alpha == 1 else _add_scaled, input, other, (alpha,))
 
 
@@ -1419,7 +1421,7 @@ def sub(input, other, *, alpha=1, out=None):
     _check_bool_sub(input, other)
     alpha = _alpha(alpha)
     if alpha != 1:
-        _check_alpha(dt, alpha)
+        _check_alpha(dt, alpha, (input, other))
     return _apply(_sub if alpha == 1 else _sub_scaled, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))
 
 
@@ -1429,7 +1431,7 @@ def rsub(input, other, *, alpha=1):
     dt = _binary_dtype(input, other)
     _check_bool_sub(input, other)
     if alpha != 1:
-        _check_alpha(dt, alpha)
+        _check_alpha(dt, alpha, (other, input))
     entry = _rsub_tensor if _is_tensor_operand(other) else _rsub_scalar
     try:
         return _apply(entry, (_wrap_scalar(input), _wrap_scalar(other)), (dt, alpha))

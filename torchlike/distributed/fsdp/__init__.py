@@ -8,6 +8,7 @@ placed as the parameter (``Shard(0)``). ``unshard()`` and ``reshard()`` therefor
 outputs are plain Tensors, as torch's. JAX shards evenly only: a parameter whose dim 0 is not a multiple of the
 mesh size stays replicated (torch pads it).
 """
+from ..._tensor import _wrap
 from ...autograd.function import Function
 from ...nn.parameter import Parameter
 from ..tensor import DTensor, Replicate, Shard, distribute_tensor
@@ -34,7 +35,6 @@ class _Plain(Function):
 
     @staticmethod
     def forward(ctx, x):
-        from ..._tensor import _wrap
         return _wrap(x._data)
 
     @staticmethod

@@ -30,7 +30,7 @@ from ...amp import _hook
 from ...autograd.function import Function
 from ...nn.parameter import Parameter
 from ...ops import _views
-from .device_mesh import _MESHES
+from .device_mesh import _MESHES, init_device_mesh
 from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module"]
@@ -242,7 +242,6 @@ _ParameterDTensor.__name__ = _ParameterDTensor.__qualname__ = "DTensor"
 
 def _default_mesh():
     if not _MESHES:
-        from .device_mesh import init_device_mesh
         return init_device_mesh(jax.devices()[0].platform.replace("gpu", "cuda"), (len(jax.devices()),))
     return next(reversed(_MESHES.values()))
 

@@ -12,6 +12,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh
 
+from ...ops.creation import tensor
+
 __all__ = ["DeviceMesh", "init_device_mesh"]
 
 _MESHES = {}  # jax Mesh -> the first DeviceMesh made over it (the mesh of arrays whose DTensor lost it)
@@ -38,7 +40,6 @@ class DeviceMesh:
     @property
     def mesh(self):
         """The ranks of this mesh (for a sub-mesh: the group holding rank 0), a torchlike int64 tensor."""
-        from ...ops.creation import tensor
         ids = {d: i for i, d in enumerate(jax.devices(_PLATFORMS.get(self.device_type, self.device_type)))}
         ranks = np.vectorize(lambda d: ids[d], otypes=[np.int64])(self.jax_mesh.devices)
         axes = self.jax_mesh.axis_names

@@ -12,7 +12,7 @@ import warnings
 from ....nn.parameter import Parameter
 from ....nn.modules.linear import Linear
 from .. import DTensor, Replicate, Shard, distribute_tensor
-from .._api import _layout
+from .._api import _default_mesh, _layout
 
 __all__ = ["parallelize_module", "ParallelStyle", "ColwiseParallel", "RowwiseParallel"]
 
@@ -85,7 +85,6 @@ def parallelize_module(module, device_mesh=None, parallelize_plan=None, *, src_d
                       "parallelize_module call will do nothing.", stacklevel=2)
         return module
     if device_mesh is None:
-        from ..tensor._api import _default_mesh
         device_mesh = _default_mesh()
     if isinstance(parallelize_plan, ParallelStyle):
         parallelize_plan.src_data_rank = src_data_rank
