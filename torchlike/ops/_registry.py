@@ -654,11 +654,12 @@ def _early_refusal(op, args, statics):
     meta function, before TensorIterator), not a kernel's "not implemented"."""
     if op.refuse is None:
         return
-    dt = dict(zip(op.statics, statics)).get("dtype")
+    named = dict(zip(op.statics, statics))
+    dt = named.get("dtype")
     if dt is None:
         dt = next(a._data.dtype for a in args if a is not None)
     if np.dtype(dt).kind in op.refuse:
-        error = _refused(op.refuse, dt, dict(zip(op.statics, statics)), [a if a is None else a._data for a in args])
+        error = _refused(op.refuse, dt, named, [a if a is None else a._data for a in args])
         if error is not None and not str(error).startswith('"'):  # (a kernel's '"<name>" not implemented': later)
             raise error
 

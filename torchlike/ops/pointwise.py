@@ -832,12 +832,14 @@ def _elu_forward(self, *, alpha, scale, input_scale):
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
     neg = _torch_mask(self, self < 0)  # torch's second derivative is 0 at 0 (and its NaN input takes the slope scale)
-    return jnp.where(~(self <= 0), grad * scale * _one_masked(self), grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
+    return jnp.where(~(self <= 0), grad * scale * _one_masked(self),
+                     grad * (input_scale * alpha * scale) * jnp.exp(neg * input_scale))
 
 
 def _elu_result_grad(grad, result, alpha, scale, input_scale):
     """elu's gradient in terms of its result (the in-place variants save the result)."""
-    return jnp.where(~(result <= 0), grad * scale * _one_masked(result), grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
+    return jnp.where(~(result <= 0), grad * scale * _one_masked(result),
+                     grad * input_scale * (_torch_mask(result, result < 0) + alpha * scale))
 
 
 _ELU_ATTRS = ("alpha", "input_scale", "scale")
