@@ -272,28 +272,17 @@ def _wrap_grad_check(hook, value, original):
 
 
 def _call_tensor_pre_hooks(node, grads):
-    """Tensor hooks (Tensor.register_hook), then the retain_grad update, per output of the node."""
+    """Tensor hooks (Tensor.register_hook), then the retain_grad update, per output of the node. As torch's, a
+    hook also runs for an output that got no gradient (it is given None)."""
     if isinstance(node, AccumulateGrad):
         hooks = node.variable._hooks
-        if hooks and grads[0] is not None:
-            g = grads[0]
-            for hook in list(hooks.values()):
-                r = hook(g)
-                if r is not None:
-                    g = _wrap_grad_check(hook, r, g)
-            grads = [g]
+        if hooks:
+            grads = [_run_tensor_hooks(hooks.values(), grads[0])]
         return grads
-    if node._tensor_pre_hooks:
+    if node._tensor_pre_hooks:  # (per output, in the order of each output's first hook, as torch's)
         grads = list(grads)
         for nr, hooks in node._tensor_pre_hooks.items():
-            g = grads[nr]
-            if g is None:
-                continue
-            for hook in list(hooks.values()):
-                r = hook(g)
-                if r is not None:
-                    g = _wrap_grad_check(hook, r, g)
-            grads[nr] = g
+            grads[nr] = _run_tensor_hooks(hooks.values(), grads[nr])
     if node._retains_grad:
         for nr, ref in list(node._retains_grad.items()):
             t = ref()
@@ -305,6 +294,16 @@ def _call_tensor_pre_hooks(node, grads):
             else:
                 t._grad = t._grad + g
     return grads
+
+
+def _run_tensor_hooks(hooks, g):
+    for hook in list(hooks):
+        r = hook(g)
+        if r is not None:
+            if g is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            g = _wrap_grad_check(hook, r, g)
+    return g
 
 
 def _check_hook_tuple(hook, result, expected):

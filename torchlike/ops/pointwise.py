@@ -1201,10 +1201,11 @@ def _(grad):
 
 
 def _not_implemented(aten_name, forward, refuse):
-    """torch's NotImplemented node: edges only for the inputs that require grad; backward raises."""
+    """torch's NotImplemented node: edges only for the inputs that require grad; backward raises. An integer
+    result takes no history (torch's integer floor_divide / scalar % tensor: no node, no dtype error)."""
     def derivative(grad):
         raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
-    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse, runs_first=True,
+    return {diff: _entry("torch::autograd::NotImplemented", (), forward, derivative, refuse=refuse, runs_first=True, int_plain=True,
                          nondiff=tuple(n for n, d in zip(("self", "other"), diff) if not d))
             for diff in ((True, True), (True, False), (False, True))}
 
@@ -1999,7 +2000,8 @@ def _(grad, condition):
 def where(condition, input=None, other=None, *, out=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
     if out is not None:
-        return _write_out("where", lambda: where(condition, input, other), out, (input, other), "where")
+        return _write_out("where", lambda: where(condition, input, other), out, (input, other), "where",
+                          lambda: _binary_dtype(input, other))  # (torch checks out's dtype first)
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if condition._data.dtype != np.bool_:

@@ -1,0 +1,92 @@
+"""Classes of differences from torch found by the random programs (tests/random_programs.py, seeds 100000-104999),
+each checked against torch on the same inputs: integer results of ops torch has no derivative for, ..."""
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from test_random_classes3 import _plain, _same
+
+
+def _int_with_history(m):
+    """An int64 tensor of ones that requires grad: written in place by a comparison with a value that does."""
+    return m.tensor(np.arange(1, 4)).eq_(m.tensor(np.arange(1.0, 4.0), dtype=m.float32, requires_grad=True))
+
+
+def _history(t):
+    return _plain(t), t.requires_grad, type(t.grad_fn).__name__, t._version
+
+
+_NO_DERIVATIVE_INT = {  # torch's NotImplemented ops: an integer result takes no history and raises nothing
+    "floor_divide_scalar": lambda m, x: x // 2,
+    "floor_divide_tensor": lambda m, x: m.floor_divide(x, x),
+    "rremainder": lambda m, x: 2 % x,
+    "floor_divide_inplace_target": lambda m, x: x.floor_divide_(2),
+    "floor_divide_inplace_other": lambda m, x: m.tensor([3, 4, 5]).floor_divide_(x),
+    "view_of_it_refused": lambda m, x: m.tensor([3, 4]).floor_divide_(x[:2]),
+    "float_records": lambda m, x: m.floor_divide(m.ones(3, requires_grad=True), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NO_DERIVATIVE_INT))
+def test_integer_results_of_ops_without_derivative_take_no_history(name):
+    _same(lambda m: _history(_NO_DERIVATIVE_INT[name](m, _int_with_history(m))))
+
+
+@pytest.mark.parametrize("cond", ["bool", "int64"])
+@pytest.mark.parametrize("out", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("shapes", [((2, 3), (3, 2)), ((2, 3), (2, 3))])
+def test_where_out_checks_its_dtype_first(cond, out, shapes):
+    """where(..., out=) compares out's dtype with the operands' result type before the condition's dtype and the
+    broadcast."""
+    def fn(m):
+        a, b = m.ones(*shapes[0]), m.ones(*shapes[1])
+        o = m.zeros((), dtype=getattr(m, out))
+        return m.where((a > 0).to(getattr(m, cond)), a, b, out=o)
+    _same(fn)
+
+
+def _hooks_seen(m, program):
+    log = []
+    try:
+        program(m, log)
+    except RuntimeError as e:
+        log.append(("error", str(e)))
+    return [(k, None if g is None else g.tolist()) if k != "error" else (k, g) for k, g in log]
+
+
+_UNDEFINED_GRADIENTS = {  # a node (or leaf) that runs with no gradient for an output still calls its hooks, with None
+    "unused_chunk": lambda m, log: _chunk_hooks(m, log, None),
+    "unused_chunk_returns_value": lambda m, log: _chunk_hooks(m, log, lambda g: m.ones(2)),
+    "norm_p0_leaf": lambda m, log: _norm0(m, log, "backward"),
+    "norm_p0_grad": lambda m, log: _norm0(m, log, "grad"),
+}
+
+
+def _chunk_hooks(m, log, returns):
+    x = m.ones(4, requires_grad=True)
+    a, b = (x * 2).chunk(2)
+    b.register_hook(lambda g: log.append(("b", g)))  # b's hooks run first (its first hook came first)
+    a.register_hook(lambda g: log.append(("a", g)))
+    if returns is not None:
+        b.register_hook(returns)  # (so before a's)
+    a.sum().backward()
+    log.append(("x.grad", x.grad))
+
+
+def _norm0(m, log, how):
+    x = m.ones(3, dtype=m.float64, requires_grad=True)
+    x.register_hook(lambda g: log.append(("x", g)))
+    y = x * 1
+    y.register_hook(lambda g: log.append(("y", g)))
+    total = m.norm(y, 0)  # its gradient is undefined
+    if how == "grad":
+        log.append(("grad", m.autograd.grad(total, [x], allow_unused=True)[0]))
+    else:
+        total.backward()
+        log.append(("x.grad", x.grad))
+
+
+@pytest.mark.parametrize("name", sorted(_UNDEFINED_GRADIENTS))
+def test_tensor_hooks_run_for_undefined_gradients(name):
+    _same(lambda m: _hooks_seen(m, _UNDEFINED_GRADIENTS[name]))
