@@ -1,5 +1,7 @@
 """Classes of differences from torch found by the random programs (tests/random_programs.py, seeds 100000-104999),
-each checked against torch on the same inputs: integer results of ops torch has no derivative for, ..."""
+each checked against torch on the same inputs: integer results of ops torch has no derivative for, where(out=)'s
+check order, tensor hooks for undefined gradients, create_graph gradients through empty gradients, and Scalar
+arguments that a backward does not free."""
 import numpy as np
 import pytest
 import torch
@@ -90,3 +92,74 @@ def _norm0(m, log, how):
 @pytest.mark.parametrize("name", sorted(_UNDEFINED_GRADIENTS))
 def test_tensor_hooks_run_for_undefined_gradients(name):
     _same(lambda m: _hooks_seen(m, _UNDEFINED_GRADIENTS[name]))
+
+
+_EMPTY_GRADIENTS = {  # ops whose gradient formula gets an empty gradient and gives a non-empty one
+    "diagonal_off_the_matrix": lambda m, x: x.diagonal(1),
+    "index_with_no_indices": lambda m, x: x[m.tensor([], dtype=m.long)],
+    "index_select": lambda m, x: x.index_select(0, m.tensor([], dtype=m.long)),
+    "gather": lambda m, x: x.gather(0, m.zeros(0, 1, dtype=m.long)),
+    "take": lambda m, x: x.take(m.tensor([], dtype=m.long)),
+    "embedding": lambda m, x: m.nn.functional.embedding(m.zeros(0, dtype=m.long), x),
+    "topk_0": lambda m, x: x.topk(0, 0)[0],
+    "slice": lambda m, x: x[:, 1:],
+    # torch's formulas that return zeros without reading the gradient
+    "as_strided_empty": lambda m, x: x.as_strided((0,), (1,)),
+    "repeat_0": lambda m, x: x.repeat(0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_EMPTY_GRADIENTS))
+def test_create_graph_gradient_through_an_empty_gradient(name):
+    """JAX drops an operand with no elements (a scatter of no values); torch's formula still records the op, so
+    the create_graph gradient requires grad when torch's does."""
+    def fn(m):
+        x = m.ones(2, 1, dtype=m.float64, requires_grad=True)
+        w = m.ones((), dtype=m.float64, requires_grad=True)
+        gx, gw = m.autograd.grad((_EMPTY_GRADIENTS[name](m, x) * w).sum(), [x, w], create_graph=True)
+        return _plain(gx), gx.requires_grad, gw.requires_grad
+    _same(fn)
+
+
+def test_std_of_an_empty_diagonal_second_order():
+    """Seed 100728: std of an empty diagonal, its gradient under create_graph."""
+    def fn(m):
+        x = m.ones(2, 1, dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(x.diagonal(1).std(), [x], create_graph=True)
+        return _plain(g), g.requires_grad
+    _same(fn)
+
+
+_SCALAR_SAVED = {  # torch's Scalar arguments are not saved variables: a backward does not free them
+    "lerp_weight": (lambda m, a, b: m.lerp(a, b, 0.25), "_saved_weight"),
+    "pow_exponent": (lambda m, a, b: a ** 2.5 + b, "_saved_exponent"),
+    "pow_exponent_self": (lambda m, a, b: a ** 2.5 + b, "_saved_self"),
+    "addcmul_value": (lambda m, a, b: m.addcmul(a, a, b, value=0.5), "_saved_value"),
+    "xlogy_scalar_self": (lambda m, a, b: m.special.xlogy(2.0, a) + b, "_saved_self"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SCALAR_SAVED))
+def test_scalar_arguments_survive_a_backward(name):
+    """After a backward without retain_graph: a Scalar saved value is still readable, and a second-order
+    gradient may pass through the node again (seed 103037: var of lerp with a scalar weight)."""
+    fn, attr = _SCALAR_SAVED[name]
+
+    def program(m):
+        a = m.tensor(np.arange(1.0, 7.0).reshape(2, 3) / 5, requires_grad=True)
+        b = m.tensor(np.arange(1.0, 7.0).reshape(2, 3) / 7, requires_grad=True)
+        y = fn(m, a, b)
+        node = y.grad_fn if type(y.grad_fn).__name__ != "AddBackward0" else y.grad_fn.next_functions[0][0]
+        y.var().backward(create_graph=True, retain_graph=False)
+        try:
+            saved = getattr(node, attr)
+            saved = np.round(saved if isinstance(saved, float) else saved.tolist(), 10).tolist()
+        except RuntimeError as e:
+            saved = str(e)[:40]
+        try:
+            grads = m.autograd.grad(a.grad.sum() + b.grad.sum(), [a, b], allow_unused=True, materialize_grads=True)
+            again = [np.round(g.tolist(), 10).tolist() for g in grads]
+        except RuntimeError as e:
+            again = str(e)[:40]
+        return saved, again
+    _same(program)

@@ -55,6 +55,7 @@ class Node:
     _seq = 0
     next_functions = ()
     _for_backward = ()  # saved tensors (None: a slot not needed); _FREED once a backward released them
+    _kept_slots = ()  # slots of _for_backward a release keeps (torch's Scalar arguments: not saved variables)
     _release_always = False  # released by a backward without retain_graph even with nothing saved (CopySlices)
     _out_meta = ()  # per forward output: its jax aval (ShapedArray: .shape, .dtype)
     _pre_hooks = None  # dict id -> fn(grad_outputs)
@@ -122,8 +123,12 @@ class Node:
         never filled stays None (torch reads it as None even then), the others raise torch's error."""
         saved = self._for_backward
         if saved:
-            self._for_backward = _ALL_FREED if None not in saved else tuple([None if s is None else _FREED
-                                                                                for s in saved])
+            kept = self._kept_slots
+            if kept:
+                self._for_backward = tuple([s if s is None or i in kept else _FREED for i, s in enumerate(saved)])
+            else:
+                self._for_backward = _ALL_FREED if None not in saved else tuple([None if s is None else _FREED
+                                                                                    for s in saved])
         elif self._release_always:  # torch's CopySlices drops its fn: it cannot run again, even with nothing saved
             self._for_backward = _ALL_FREED
 

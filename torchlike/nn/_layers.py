@@ -196,7 +196,7 @@ def _embedding(weight, indices, *, padding_idx, scale_grad_by_freq, sparse):
 @_embedding.derivative
 def _(grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
     idx = indices.reshape(-1)
-    g = grad.reshape(idx.shape[0], -1)
+    g = grad.reshape(idx.shape[0], math.prod(weight_shape[1:]))  # (not -1: no rows gives no size to infer)
     if padding_idx >= 0:
         g = jnp.where((idx == padding_idx)[:, None], 0, g)
     if scale_grad_by_freq:

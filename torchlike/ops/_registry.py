@@ -193,6 +193,9 @@ class OpDef:
             props["_saved_" + name] = property(lambda node, f=fget: f(node, _SavedValues(node, getters)))
             if raw is not None:
                 props["_raw_saved_" + name] = property(lambda node, f=raw: f(node, _SavedValues(node, raw_getters)))
+        # torch's Scalar arguments are not saved variables: a backward does not free them
+        props["_kept_slots"] = tuple(i for i, (name, *_) in enumerate(self.saves)
+                                     if getattr((saved or {}).get(name), "scalar", False))
         # torch's C++ nodes named "torch::autograd::CopySlices" are instances of class CopySlices
         props["_release_always"] = node_name == "torch::autograd::CopySlices"  # (its fn goes: see Node._release)
         self.node_cls = type(class_name or node_name.rpartition("::")[2], (_OpNode,), props)
@@ -472,7 +475,7 @@ class _FnOp(OpDef):
     def __call__(self, *args):
         if not _gm._state.grad_enabled:
             return _apply(self, args, ())
-        key = tuple(a is None for a in args)
+        key = tuple(None if a is None else a._data.size == 0 for a in args)  # (_dependencies: empty arrays)
         deps = self._deps.get(key)
         if deps is None:
             deps = self._deps[key] = _dependencies(self.forward, [None if a is None else a._data for a in args],
@@ -511,14 +514,17 @@ def _dependencies(fn, arrays, through_masks=False):
         if a is not None:
             flat_pos.append(i)
     dep = {v: {i} for v, i in zip(closed.jaxpr.invars, flat_pos)}
+    live = dict(dep)  # what each value is computed from, through any path
     for eqn in closed.jaxpr.eqns:
-        used = set()
-        if through_masks or eqn.primitive.name != "stop_gradient":
-            for v in eqn.invars:
-                if not isinstance(v, _Literal):
+        used, reached = set(), set()
+        for v in eqn.invars:
+            if not isinstance(v, _Literal):
+                reached |= live.get(v, set())
+                if through_masks or eqn.primitive.name != "stop_gradient":
                     used |= dep.get(v, set())
         for v in eqn.outvars:
             dep[v] = used if through_masks or jnp.issubdtype(v.aval.dtype, jnp.inexact) else set()
+            live[v] = reached
     outs = jax.tree_util.tree_leaves(jax.eval_shape(fn, *arrays), is_leaf=lambda x: x is None)
     result, it = [], iter(closed.jaxpr.outvars)
     for o in outs:
@@ -527,6 +533,15 @@ def _dependencies(fn, arrays, through_masks=False):
         else:
             v = next(it)
             result.append(set() if isinstance(v, _Literal) else dep.get(v, set()))
+    # JAX drops an operand with no elements (a scatter of no values returns its target; a gather of none makes
+    # zeros), where torch's formula still passes it through an op: the non-empty results depend on it (a formula
+    # where torch returns zeros without reading it reads it through stop_gradient: ``_util.ignoring``)
+    reached = set().union(*(live.get(v, ()) for v in closed.jaxpr.outvars if not isinstance(v, _Literal)))
+    dropped = {i for i, a in enumerate(arrays) if a is not None and a.size == 0 and i not in reached and
+               jnp.issubdtype(a.dtype, jnp.inexact)}
+    if dropped:
+        result = [r | dropped if o is not None and o.size and jnp.issubdtype(o.dtype, jnp.inexact) else r
+                  for r, o in zip(result, outs)]
     return result
 
 

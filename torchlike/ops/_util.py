@@ -1,4 +1,5 @@
 """Small helpers shared by the op modules: size arguments and dim checks."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -43,6 +44,12 @@ def _check_broadcast(arrays):
     for a in arrays:
         if a is not None:
             shape = tuple(a.shape) if shape is None else _broadcast_shape(shape, a.shape)
+
+
+def ignoring(value, result):
+    """``result``, where torch's formula returns it without reading the empty ``value`` (so under create_graph it
+    has no history): ``value`` is read through stop_gradient only (see ``_registry._dependencies``)."""
+    return result - jax.lax.stop_gradient(value).sum().astype(result.dtype)
 
 
 def _astype(x, dtype):

@@ -179,6 +179,7 @@ def _as_number(name):
     def number(node, saved):
         v = saved[name]
         return v.item() if isinstance(v, Tensor) else v
+    number.scalar = True  # (so a backward does not free it: OpDef's _kept_slots)
     return {name: number}
 
 

@@ -30,7 +30,7 @@ from ._views import _view_apply, _view_geometry, _rule, _rules, _compute_stride,
 from . import _layout
 from ._bind import public
 from ._out import _write_out
-from ._util import _check_unique, _shape_arg
+from ._util import _check_unique, _shape_arg, ignoring
 
 
 # ----- helpers -----------------------------------------------------------------------------------------
@@ -563,6 +563,8 @@ def _as_strided(self, *, size, stride, storage_offset, source, offset, numel):
 def _(grad, size, stride, source, offset, numel):
     """torch's as_strided_backward: the gradient scattered into the storage, read at the input's geometry (divided
     among the input's elements that share a storage element)."""
+    if not grad.size:  # (torch's zeros for an empty result)
+        return ignoring(grad, jnp.zeros(math.prod(source[0]), grad.dtype).reshape(source[0]))
     flat = jnp.zeros(numel, grad.dtype).at[_flat_index(size, stride, offset).reshape(-1)].add(grad.reshape(-1))
     idx = _flat_index(*source)
     if _aliased(source):
@@ -690,6 +692,8 @@ def _repeat(self, *, repeats):
 
 @_repeat.derivative
 def _(grad, repeats, self_shape):
+    if not grad.size:  # (torch's zeros for a repeat count of 0)
+        return ignoring(grad, jnp.zeros(self_shape, grad.dtype))
     shape = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
     pairs = tuple(x for r, s in zip(repeats, shape) for x in (r, s))
     grad = jnp.reshape(grad, pairs).sum(axis=tuple(range(0, len(pairs), 2)))
