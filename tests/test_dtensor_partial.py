@@ -23,8 +23,8 @@ import torchlike, torchlike.distributed.tensor as dt
 
 rs = np.random.RandomState(0)
 DATA = {"A": rs.randn(8, 16), "B": rs.randn(16, 8), "R": rs.randn(8, 8), "X": rs.randn(3, 16), "Z": rs.randn(3, 8),
-        "C": rs.randn(2, 8, 16),        "D": rs.randn(2, 16, 8), "W": rs.randn(4, 16), "b": rs.randn(4), "xb": rs.randn(32, 16),
-        "V": rs.randn(5, 16), "c": rs.randn(5)}
+        "C": rs.randn(2, 8, 16), "D": rs.randn(2, 16, 8), "W": rs.randn(4, 16), "b": rs.randn(4),
+        "xb": rs.randn(32, 16), "V": rs.randn(5, 16), "c": rs.randn(5)}
 DATA = {k: v.astype(np.float32) for k, v in DATA.items()}
 
 CASES = {
@@ -75,6 +75,8 @@ GRADS = {  # the replicated weight W and bias b of data parallelism (batch xb Sh
     "matmul + bias": lambda e, lib: (e["xb"] @ e["w"].T + e["bias"]).relu().sum(),
     "broadcast mul": lambda e, lib: (e["xb"] * e["w"].sum(0)).sum(),
     "S1@S0": lambda e, lib: (e["a"] @ e["b"]).square().sum(),
+    "replicated batch after a sharded one": lambda e, lib: (e["xb"] @ e["w"].T).sum().backward() or setattr(
+        e["w"], "grad", None) or (e["xbr"] @ e["w"].T).sum(),
     "S1@S0 full_tensor": lambda e, lib: (e["a"] @ e["b"]).full_tensor().square().sum() if "mesh" in e
                                         else (e["a"] @ e["b"]).square().sum(),
 }
@@ -84,7 +86,8 @@ def env(lib, d, grad=False):
     t = {k: lib.tensor(v, requires_grad=grad) for k, v in DATA.items()}
     if d is None:
         e = {"a": t["A"], "b": t["B"], "xr": t["X"], "zr": t["Z"], "br": t["B"], "r": t["R"], "c": t["C"], "d": t["D"],
-             "v": t["V"], "cr": t["c"], "xb": t["xb"], "w": t["W"], "bias": t["b"], "a2": t["A"], "b2": t["B"]}
+             "v": t["V"], "cr": t["c"], "xb": t["xb"], "xbr": t["xb"], "w": t["W"], "bias": t["b"], "a2": t["A"],
+             "b2": t["B"]}
     else:
         mesh = d.init_device_mesh("cpu", (8,))
         mesh2 = d.init_device_mesh("cpu", (2, 4))
@@ -93,7 +96,8 @@ def env(lib, d, grad=False):
         e = {"a": put(t["A"], [S(1)]), "b": put(t["B"], [S(0)]), "xr": put(t["X"], [R()]), "zr": put(t["Z"], [R()]),
              "br": put(t["B"], [R()]),
              "r": put(t["R"], [R()]), "c": put(t["C"], [S(2)]), "d": put(t["D"], [S(1)]), "v": put(t["V"], [S(1)]),
-             "cr": put(t["c"], [R()]), "xb": put(t["xb"], [S(0)]), "w": put(t["W"], [R()]), "bias": put(t["b"], [R()]),
+             "cr": put(t["c"], [R()]), "xb": put(t["xb"], [S(0)]), "xbr": put(t["xb"], [R()]),
+             "w": put(t["W"], [R()]), "bias": put(t["b"], [R()]),
              "a2": put(t["A"], [S(0), S(1)], mesh2), "b2": put(t["B"], [R(), S(0)], mesh2), "mesh": mesh, "S": S,
              "R": R}
     e["y"] = e["a"] @ e["b"]
@@ -124,6 +128,10 @@ print(json.dumps(res))
 """
 
 
+# of two Partials torch reduces the second first: its fake group cannot (its rank 0 multiplies the two shares)
+REDUCED = {"P*P": (np.multiply, "S1@S0"), "P*P'": (np.multiply, "P+R"), "P/P'": (np.divide, "P+R")}
+
+
 def _close(a, b):
     return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-4)
 
@@ -136,7 +144,10 @@ def test_partial_placements_shares_and_values_are_torchs():
             continue
         (tpl, tlocal, _), (mpl, mlocal, mfull), (_, _, truth) = rows
         assert mpl == tpl, (name, mpl, tpl)
-        if "Partial" in tpl:  # rank 0's share, computed locally by torch too
+        if name in REDUCED:  # rank 0's share of y times the whole second operand (y or y + r)
+            fn, other = REDUCED[name]
+            assert _close(mlocal, fn(np.asarray(out["S1@S0"][0][1]), np.asarray(out[other][2][2]))), name
+        elif "Partial" in tpl:  # rank 0's share, computed locally by torch too
             assert _close(mlocal, tlocal), name
         assert _close(mfull, truth), name
     pending = [n for n, rows in out.items() if n not in grads and "Partial" in rows[0][0]]
@@ -149,3 +160,4 @@ def test_partial_placements_shares_and_values_are_torchs():
             assert m[0] == t[0], (name, m[0], t[0])  # the gradient's placements
             assert _close(m[2], ref[2]), name  # its whole value: the true gradient
     assert out["grad: linear"][1][1][0] == out["grad: linear"][1][2][0] == "(Partial(sum),)"  # weight and bias of DP
+    assert out["grad: replicated batch after a sharded one"][1][1][0] == "(Replicate(),)"

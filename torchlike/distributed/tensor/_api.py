@@ -205,9 +205,9 @@ class DTensor(Tensor):
         g._mesh, g._pl = self.device_mesh, self._pl
         if labels is not None and g._data is self._data:  # detach(), .data: the same pending Partial
             g._labels = (g._data, labels[1], labels[2])
-        elif self._gmarks and g is self._grad:  # torch's gradient of a replicated leaf used on sharded data
-            pls = self.placements
-            g._labels = (g._data, tuple(Partial() if k in self._gmarks else p for k, p in enumerate(pls)), None)
+        elif self._gmarks and g is self._grad:  # torch's gradient of a replicated leaf used on sharded data (the
+            pls, marks, self._gmarks = self.placements, self._gmarks, frozenset()  # marks of the forward since)
+            g._labels = (g._data, tuple(Partial() if k in marks else p for k, p in enumerate(pls)), None)
 
     def to_local(self, *, grad_placements=None):
         """This process's first piece (what torch's rank 0 holds), differentiable (see the module docstring)."""

@@ -13,7 +13,8 @@ says, as torch redistributes it to ``Replicate()`` first):
   transpose, permute, view, ...) keep any Partial;
 - gradients: a replicated leaf used by one of these ops whose result is sharded or Partial on a mesh dim (through
   views and reductions) gets its ``.grad`` labelled ``Partial("sum")`` there, as torch's (a data-parallel weight or
-  bias); its ``to_local()`` is then ``value / n`` (torch's rank 0 holds its own batch's share: not modelled).
+  bias), for the backward that follows (the marks are the forward's since the last gradient); its ``to_local()``
+  is then ``value / n`` (torch's rank 0 holds its own batch's share: not modelled).
 """
 import jax
 
@@ -172,8 +173,10 @@ def first_device(mesh):
 
 def _local(data, labels, targets, mesh, sharding):
     """Rank 0's local value of ``data`` (an input's, its ``labels``) laid out by ``targets``: a Partial op
-    result's share, else its piece, divided by the mesh size where a target is Partial("sum") (torch partitions a replicated value so)."""
-    if labels is not None and labels[2] is not None:
+    result's share while it stays Partial, else its piece, divided by the mesh size where a target is
+    Partial("sum") (torch partitions a replicated value so)."""
+    if labels is not None and labels[2] is not None and all(
+            t == p for t, p in zip(targets, labels[1]) if isinstance(p, Partial)):
         return labels[2]()
     index = sharding(mesh, targets, data.ndim).devices_indices_map(data.shape)[first_device(mesh)]
     out = data[index]
