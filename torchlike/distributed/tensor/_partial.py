@@ -155,7 +155,8 @@ class _Share:
 
     def __init__(self, run, args, targets, mesh, sharding):
         self.run, self.mesh, self.sharding = run, mesh, sharding
-        self.inputs = [(a, a._data, pending(a), t) for a, t in zip(args, targets)]
+        self.inputs = [(a, None, None, t) if t is None else (None, a._data, pending(a), t)  # (DTensors: data only)
+                       for a, t in zip(args, targets)]
         self.value = None
 
     def __call__(self):
