@@ -280,8 +280,8 @@ PLACEMENT_CASES = """
 def test_placements_and_names_are_torchs():
     """The same DTensor program under torch 2.13 (one process with its fake process group of 8 ranks: torch's own
     sharding propagation, placements and shapes, not values) and under torchlike on 8 devices: placements of
-    leaves, op results and gradients, tensor-parallel layouts, node names, meshes, reprs and errors agree, except
-    where torch keeps a pending Partial that XLA has already reduced (reported Replicate: see the README)."""
+    leaves, op results and gradients (pending Partial ones included), tensor-parallel layouts, node names, meshes,
+    reprs and errors agree."""
     out = run(textwrap.dedent(PLACEMENT_CASES) + textwrap.dedent("""
         import json, numpy as np
         import torch as T, torch.distributed as dist
@@ -298,12 +298,9 @@ def test_placements_and_names_are_torchs():
         print(json.dumps([mine, theirs]))
     """))
     mine, theirs = out
-    differ = {"partial ops", "data parallel partial"}
-    assert {k: v for k, v in mine.items() if k not in differ} == {k: v for k, v in theirs.items() if k not in differ}
+    assert mine == theirs
     assert theirs["partial ops"] == "[(Partial(sum),), (Partial(sum),)]"
-    assert mine["partial ops"] == "[(Replicate(),), (Replicate(),)]"
     assert theirs["data parallel partial"] == "[(Partial(avg),), (Partial(sum),)]"
-    assert mine["data parallel partial"] == "[(Replicate(),), (Replicate(),)]"
     assert mine["tp"].startswith("[False, [4, 16], ((Shard(dim=0),), (Shard(dim=0),), 'DTensor', [4, 16])")
     assert "0.1250" in mine["repr"]  # a Partial DTensor shows its local share (1/8 of the sum), as torch's
 

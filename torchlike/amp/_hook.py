@@ -9,7 +9,7 @@ from ..ops import _registry
 
 _cast = [None]  # amp: fn(op_name, args) -> args, while any autocast region is on
 _record = [None]  # profiler: fn(op_name, run, args) -> result, while a profiler is on
-_sharded = [None]  # DTensors: fn(run, args, inplace) -> the op's results (DTensors for ops on DTensors)
+_sharded = [None]  # DTensors: fn(op, run, args, inplace, statics) -> the op's results (DTensors for ops on DTensors)
 _names = {}
 _ATEN = {"to_copy": "_to_copy", "scaled_dot_product_flash_attention_for_cpu":
          "_scaled_dot_product_flash_attention_for_cpu", "safe_softmax": "_safe_softmax",
@@ -27,14 +27,14 @@ def _aten_name(op):
     return name
 
 
-def _dispatch(op, args, run, inplace):
+def _dispatch(op, args, run, inplace, statics=()):
     """Run one table op: autocast casts its inputs, the profiler times it (casts included, as torch's); with
     DTensors about, results of ops on them are DTensors."""
     cast, record, sharded = _cast[0], _record[0], _sharded[0]
     if sharded is not None:
         if cast is None and record is None:
-            return sharded(run, args, inplace)
-        run = (lambda a, run=run: sharded(run, a, inplace))
+            return sharded(op, run, args, inplace, statics)
+        run = (lambda a, run=run: sharded(op, run, a, inplace, statics))
     name = _aten_name(op)
     if cast is not None and not inplace:
         if record is None:

@@ -99,14 +99,14 @@ class _Watch:
         self.grads = []
         self.previous = previous
 
-    def __call__(self, op, args, run, inplace):
+    def __call__(self, op, args, run, inplace, statics=()):
         for a in args:
             if (a is not None and a._requires_grad and id(a) not in self.known and id(a) not in self.found
                     and not _is_traced(a)):
                 self.found[id(a)] = a
         target = args[0] if inplace else None
         before = None if target is None or _is_traced(target) else _snapshot(target)
-        out = run(args) if self.previous is None else self.previous(op, args, run, inplace)
+        out = run(args) if self.previous is None else self.previous(op, args, run, inplace, statics)
         if before is not None:  # (every write, so that all can be undone when one of them is refused)
             self.written.append((op.name, before))
         return out

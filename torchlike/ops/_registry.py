@@ -570,7 +570,7 @@ def _reduce_to(g, shape, dt):
     return g
 
 
-_hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace) (torchlike/amp/_hook.py)
+_hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace, statics) (torchlike/amp/_hook.py)
 
 
 _composite_cast = None  # while autocast is on: fn(name, args) -> args, for composites torch's autocast lists
@@ -585,7 +585,7 @@ def set_dispatch_hook(fn):
 def _apply(op, args, statics, _hooked=False):
     """Run one op: jitted forward; if grad mode is on and an input requires grad, record a node."""
     if _hook is not None and not _hooked:
-        return _hook(op, args, lambda a: _apply(op, a, statics, True), False)
+        return _hook(op, args, lambda a: _apply(op, a, statics, True), False, statics)
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:
@@ -713,7 +713,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
     if _hook is not None and not _hooked:
-        return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True)
+        return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True, statics)
     _check_inplace(target, overlap, args, early=lambda: _early_refusal(op, args, statics))
     _check_integer_target(op, target, args)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory

@@ -3,7 +3,8 @@
 
 The op table runs unchanged: its jitted ops take the sharded arrays and XLA propagates the sharding, inserting the
 collectives each op needs. While DTensors exist, the op table's dispatch hook makes an op's results DTensors
-when an input is one, and their ``placements`` are read from the result's sharding. A leaf DTensor's ``.grad``
+when an input is one, and their ``placements`` are read from the result's sharding (or are torch's pending
+``Partial``, below). A leaf DTensor's ``.grad``
 is a DTensor placed as the leaf (torch's grad of a ``Shard(0)`` parameter is ``Shard(0)``).
 
 One process drives every device, where torch runs one process per rank; so:
@@ -13,8 +14,15 @@ One process drives every device, where torch runs one process per rank; so:
   ``Shard(d)`` joins the copies along ``d``, ``Replicate()`` keeps it, ``Partial("sum")`` sums the copies. On
   several processes (``jax.distributed``) each process's ``local`` fills its own devices' pieces.
 - ``Partial`` is a label: JAX arrays hold reduced values (XLA reduces inside each program), so a Partial DTensor
-  holds the reduced value, ``to_local()`` gives its share (``value / n`` for ``"sum"``), and the results of ops
-  report the placements of their sharding (torch may report a pending ``Partial`` where XLA has reduced already).
+  holds the reduced value and ``full_tensor()`` / ``redistribute`` give torch's values. Where torch's sharding
+  propagation leaves a result pending (``Shard(1) @ Shard(0)``, a sum over a sharded dim, the gradient of a
+  replicated parameter in data parallelism) the result reports torch's ``Partial`` (the rules of the common ops
+  are in ``_partial``), and ``to_local()`` gives rank 0's share as torch's: ``value / n`` for ``distribute_tensor``
+  / ``from_local``, the op run on rank 0's local inputs for an op's result. Not torch's: a gradient's share
+  (``value / n``, where torch's rank 0 holds its own batch's), the gradient through ``to_local()`` of a Partial
+  (spread as ``1 / n`` of it), in-place ops on a Partial (they report their sharding's placements), and ops
+  without a rule on a Partial input report their sharding's placements (torch's redistribute to Replicate first,
+  mostly the same).
 - Shards must divide evenly: JAX shardings have no uneven pieces (torch pads the last ranks), so a ``Shard(d)``
   whose size is not a multiple of the mesh dimension raises ``ValueError``.
 """
@@ -30,6 +38,7 @@ from ...amp import _hook
 from ...autograd.function import Function
 from ...nn.parameter import Parameter
 from ...ops import _views
+from . import _partial
 from .device_mesh import _MESHES, init_device_mesh
 from .placement_types import Partial, Placement, Replicate, Shard
 
@@ -135,7 +144,7 @@ def _make(array, mesh, placements, requires_grad=False):
     t._mesh = mesh
     t._pl = placements
     if any(isinstance(p, Partial) for p in placements):
-        t._labels = (array, placements)
+        t._labels = (array, placements, None)
     if requires_grad:
         t._requires_grad = True
     return t
@@ -146,7 +155,9 @@ class DTensor(Tensor):
     ``to_local()``, ``full_tensor()``, ``redistribute()``, ``DTensor.from_local()``."""
 
     _mesh = None
-    _labels = None  # (array, placements) of a DTensor made with Partial placements
+    _labels = None  # (array, placements, rank 0's share or None) of a DTensor with Partial placements (_partial)
+    _gmarks = frozenset()  # a leaf's mesh dims where torch's gradient is Partial("sum") (_partial)
+    _gfrom = None  # a view's or reduction's DTensor input, whose gradient is this one's (_partial)
     _pl = None  # the placements it was made with: what it reports while JAX traces it (a tracer has no sharding)
 
     @property
@@ -186,11 +197,17 @@ class DTensor(Tensor):
         """Lay out ``g`` (this leaf's .grad after accumulation, a ``zeros_like`` of it) as this DTensor: torch's
         grad of a ``Shard(0)`` parameter is ``Shard(0)``, its ``zeros_like`` too."""
         sharding = self._layout_sharding()
+        labels = _partial.pending(self)
         if isinstance(g._data, Tracer) or g._data.sharding != sharding:
             g._data = _place(g._data, sharding)
         if not isinstance(g, DTensor):
             g.__class__ = DTensor
         g._mesh, g._pl = self.device_mesh, self._pl
+        if labels is not None and g._data is self._data:  # detach(), .data: the same pending Partial
+            g._labels = (g._data, labels[1], labels[2])
+        elif self._gmarks and g is self._grad:  # torch's gradient of a replicated leaf used on sharded data (the
+            pls, marks, self._gmarks = self.placements, self._gmarks, frozenset()  # marks of the forward since)
+            g._labels = (g._data, tuple(Partial() if k in marks else p for k, p in enumerate(pls)), None)
 
     def to_local(self, *, grad_placements=None):
         """This process's first piece (what torch's rank 0 holds), differentiable (see the module docstring)."""
@@ -250,9 +267,12 @@ class _ToTorchTensor(Function):
     @staticmethod
     def forward(ctx, x, grad_placements):
         mesh, placements, array = x.device_mesh, x.placements, x._data
-        device = mesh.jax_mesh.local_devices[0] if jax.process_index() else mesh.jax_mesh.devices.flat[0]
+        device = _partial.first_device(mesh)
         index = x._layout_sharding().devices_indices_map(array.shape)[device]
         ctx.meta = (mesh, grad_placements or placements, index, array.shape, _partial_share(placements, mesh))
+        labels = _partial.pending(x)
+        if labels is not None and labels[2] is not None:  # an op's pending Partial: rank 0's share
+            return _wrap(labels[2]())
         if isinstance(array, Tracer):
             local = array[index]
         else:
@@ -383,7 +403,7 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     return module
 
 
-def _to_dtensors(run, args, inplace):
+def _to_dtensors(op, run, args, inplace, statics):
     """Run an op from the op table's dispatch hook while DTensors exist: results of an op with a DTensor input are
     DTensors; an in-place op keeps its DTensor target's layout (a plain source written into it is laid out as it)."""
     for a in args:
@@ -404,6 +424,9 @@ def _to_dtensors(run, args, inplace):
         if type(o) is Tensor and isinstance(getattr(o._data, "sharding", None), NamedSharding):
             o.__class__ = DTensor
             o._mesh = mesh
+    if type(out) is DTensor and not isinstance(out._data, Tracer) and (
+            op.name in _partial.RULES or any(_partial.pending(a) for a in args)):
+        _partial.relabel(op, run, args, statics, out, mesh, _placements_of, _sharding)
     return out
 
 
