@@ -163,3 +163,21 @@ def test_scalar_arguments_survive_a_backward(name):
             again = str(e)[:40]
         return saved, again
     _same(program)
+
+
+_LAYOUTS = {  # inputs of several geometries: empty with a step, transposed, stepped, expanded, permuted 3-d
+    "empty_step": lambda b: b.flatten()[2:2:2], "transposed": lambda b: b.t(), "stepped": lambda b: b[::2],
+    "expanded": lambda b: b[:1].expand(5, 3), "permuted": lambda b: b.reshape(2, 2, 3).permute(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32", "complex64"])
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+@pytest.mark.parametrize("fn", ["isfinite", "isinf", "isnan", "isreal", "signbit", "logical_not"])
+def test_dtype_test_results_take_torchs_layout(fn, layout, dtype):
+    """isfinite/isinf of an integer input and isreal of a real one are torch's ones_like/zeros_like
+    (preserve_format: an empty input's strides are kept); the others TensorIterator's."""
+    def strides(m):
+        x = _LAYOUTS[layout](m.zeros(4, 3, dtype=getattr(m, dtype)))
+        return getattr(m, fn)(x).stride()
+    _same(strides)

@@ -147,9 +147,10 @@ def like(args, shape):
     return _geometry(shape, _like_strides(*_sizes_strides(args[0])))
 
 
-def abs_rule(args, shape):
-    """abs: the real result of a complex input is allocated by empty_like (preserve_format), else TensorIterator's."""
-    return (like if args[0]._data.dtype.kind == "c" else ti)(args, shape)
+def like_for(kinds):
+    """The rule of an op whose result for an input of these dtype kinds is allocated by empty_like / ones_like /
+    zeros_like (preserve_format: abs of a complex input, isinf of an integer one), else TensorIterator's."""
+    return lambda args, shape: (like if args[0]._data.dtype.kind in kinds else ti)(args, shape)
 
 
 def angle_rule(args, shape):

@@ -256,7 +256,7 @@ def _(grad):
     return -grad
 
 
-@op("AbsBackward0", save=("self",), attrs=(), layout=_layout.abs_rule)
+@op("AbsBackward0", save=("self",), attrs=(), layout=_layout.like_for("c"))
 def _abs(self):
     return self if self.dtype == bool else jnp.abs(self)
 
@@ -2019,10 +2019,11 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 # ----- comparisons and other non-differentiable elementwise ops --------------------------------------------
-def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
+def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None, layout=_layout.ti):
     """Declare a jitted op that never records history (logical ops, isnan, ...); the bitwise (integer dtypes only:
     torch's ``kernel`` name in the error) and logical ones also in place, as ``name_`` (and the dunder ``idunder``);
-    ``refuse``: torch's refusals by the input's dtype kind (see _registry._refused), checked when JAX traces it."""
+    ``refuse``: torch's refusals by the input's dtype kind (see _registry._refused), checked when JAX traces it;
+    ``layout``: the result's layout rule (ops/_layout.py)."""
     def checked(*arrays):
         if arrays[0].dtype.kind in refuse:
             raise _refused(refuse, arrays[0].dtype, {})
@@ -2049,7 +2050,7 @@ def _nondiff(name, fn, dunders=(), idunder=None, kernel=None, refuse=None):
         except (TypeError, ValueError):  # JAX's shape errors: torch's when the operands do not broadcast
             _check_broadcast([a for a in arrays if hasattr(a, "shape")])
             raise
-        return _layout.laid_out(_layout.ti, [a for a in args if isinstance(a, Tensor)], (out,))[0]
+        return _layout.laid_out(layout, [a for a in args if isinstance(a, Tensor)], (out,))[0]
 
     def call_(self, *args):  # torch's checks, then the result written in self's dtype (no history)
         if integral:
@@ -2144,18 +2145,19 @@ gt = _cmp("gt", jnp.greater, "__gt__", aliases=("greater",))
 ge = _cmp("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
 
 isnan = _nondiff("isnan", jnp.isnan)
-isinf = _nondiff("isinf", jnp.isinf)
+isinf = _nondiff("isinf", jnp.isinf, layout=_layout.like_for("biu"))  # (torch: zeros_like of an integer input)
 _isfinite = jax.jit(jnp.isfinite)
 
 
 @public
 def isfinite(input):
     """Elementwise isfinite (no gradient); torch's complex result is written in place once (``_version`` 1)."""
-    result = _layout.laid_out(_layout.ti, (input,), (_wrap(_isfinite(input._data)),))[0]
+    result = _layout.laid_out(_layout.like_for("biu"), (input,), (_wrap(_isfinite(input._data)),))[0]
     return _with_version(result, int(input._data.dtype.kind == "c"))
 isposinf = _nondiff("isposinf", jnp.isposinf, refuse={"c": (RuntimeError, "isposinf does not support complex inputs.")})
 isneginf = _nondiff("isneginf", jnp.isneginf, refuse={"c": (RuntimeError, "isneginf does not support complex inputs.")})
-isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool))
+isreal = _nondiff("isreal", lambda a: jnp.imag(a) == 0 if jnp.iscomplexobj(a) else jnp.ones(a.shape, bool),
+                  layout=_layout.like_for("biuf"))  # (torch: ones_like of a real input)
 logical_not = _nondiff("logical_not", jnp.logical_not)
 logical_and = _nondiff("logical_and", jnp.logical_and)
 logical_or = _nondiff("logical_or", jnp.logical_or)
