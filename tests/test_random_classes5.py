@@ -181,3 +181,21 @@ def test_dtype_test_results_take_torchs_layout(fn, layout, dtype):
         x = _LAYOUTS[layout](m.zeros(4, 3, dtype=getattr(m, dtype)))
         return getattr(m, fn)(x).stride()
     _same(strides)
+
+
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("how", ["method", "attribute"])
+@pytest.mark.parametrize("dtype", ["bool", "float32"])
+def test_requires_grad_of_a_non_leaf(dtype, how, value):
+    """requires_grad_(True) checks the dtype also on a non-leaf (a bool written in place by ne_ with a value that
+    requires grad); the attribute refuses any change on a non-leaf first."""
+    def fn(m):
+        t = m.zeros(2, 3, dtype=getattr(m, dtype))
+        x = m.ones(2, 3, requires_grad=True)
+        t.ne_(x) if dtype == "bool" else t.add_(x)
+        if how == "method":
+            t.requires_grad_(value)
+        else:
+            t.requires_grad = value
+        return t.requires_grad, t.is_leaf
+    _same(fn)

@@ -175,14 +175,14 @@ class Tensor:
         if not isinstance(requires_grad, bool):
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
                             f"{type(requires_grad).__name__}")
-        if self._grad_fn is not None:
-            if not requires_grad:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
-            return self
-        if requires_grad and not _differentiable_dtype(self._data.dtype):
+        if self._grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if requires_grad and not _differentiable_dtype(self._data.dtype):  # (a non-leaf too, as torch's)
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self._grad_fn is not None:
+            return self
         self._set_requires_grad(requires_grad)
         return self
 
