@@ -94,7 +94,7 @@ def test_tensor_hooks_run_for_undefined_gradients(name):
     _same(lambda m: _hooks_seen(m, _UNDEFINED_GRADIENTS[name]))
 
 
-_EMPTY_GRADIENTS = {  # ops whose gradient formula gets an empty gradient and gives a non-empty one
+_EMPTY_GRADIENTS = {  # ops whose gradient formula gets an empty gradient
     "diagonal_off_the_matrix": lambda m, x: x.diagonal(1),
     "index_with_no_indices": lambda m, x: x[m.tensor([], dtype=m.long)],
     "index_select": lambda m, x: x.index_select(0, m.tensor([], dtype=m.long)),
@@ -103,6 +103,10 @@ _EMPTY_GRADIENTS = {  # ops whose gradient formula gets an empty gradient and gi
     "embedding": lambda m, x: m.nn.functional.embedding(m.zeros(0, dtype=m.long), x),
     "topk_0": lambda m, x: x.topk(0, 0)[0],
     "slice": lambda m, x: x[:, 1:],
+    # and ops of an empty input, whose formulas give empty gradients
+    "sort_empty": lambda m, x: x[:0].sort(0)[0], "prod_empty": lambda m, x: x[:0].prod(),
+    "gather_empty": lambda m, x: x[:0].gather(0, m.zeros(0, 1, dtype=m.long)),
+    "floor_empty": lambda m, x: x[:0].floor(), "var_empty": lambda m, x: x[:0].var(),
     # torch's formulas that return zeros without reading the gradient
     "as_strided_empty": lambda m, x: x.as_strided((0,), (1,)),
     "repeat_0": lambda m, x: x.repeat(0, 1),

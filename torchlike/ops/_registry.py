@@ -534,13 +534,13 @@ def _dependencies(fn, arrays, through_masks=False):
             v = next(it)
             result.append(set() if isinstance(v, _Literal) else dep.get(v, set()))
     # JAX drops an operand with no elements (a scatter of no values returns its target; a gather of none makes
-    # zeros), where torch's formula still passes it through an op: the non-empty results depend on it (a formula
+    # zeros), where torch's formula still passes it through an op: the floating results depend on it (a formula
     # where torch returns zeros without reading it reads it through stop_gradient: ``_util.ignoring``)
     reached = set().union(*(live.get(v, ()) for v in closed.jaxpr.outvars if not isinstance(v, _Literal)))
     dropped = {i for i, a in enumerate(arrays) if a is not None and a.size == 0 and i not in reached and
                jnp.issubdtype(a.dtype, jnp.inexact)}
     if dropped:
-        result = [r | dropped if o is not None and o.size and jnp.issubdtype(o.dtype, jnp.inexact) else r
+        result = [r | dropped if o is not None and jnp.issubdtype(o.dtype, jnp.inexact) else r
                   for r, o in zip(result, outs)]
     return result
 
