@@ -121,8 +121,9 @@ def _delegate(name):
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
               "rshift", "radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmod", "rpow", "rmatmul", "rand", "ror",
-              "rxor", "lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"):
+              "rxor", "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
     setattr(_LazyArray, f"__{_name}__", _delegate(f"__{_name}__"))
+_LazyArray.__hash__ = object.__hash__  # (identity, as the program's bookkeeping uses it)
 jax.tree_util.register_pytree_node(_LazyArray, lambda a: ((a.value(),), None), lambda aux, leaves: leaves[0])
 
 
