@@ -39,13 +39,19 @@ def _best(fns, repeats, inner):
     return {k: min(v) for k, v in _rounds(fns, repeats, inner).items()}
 
 
-def mlp_workload():
+def mlp_data():
+    """The MLP's weights and biases, inputs and labels (NumPy)."""
     rng = np.random.RandomState(0)
     sizes = [784, 128, 128, 10]
     ws = [(rng.randn(o, i) / np.sqrt(i)).astype(np.float32) for i, o in zip(sizes[:-1], sizes[1:])]
     bs = [np.zeros(o, np.float32) for o in sizes[1:]]
     x = rng.randn(32, 784).astype(np.float32)
     y = rng.randint(0, 10, size=32).astype(np.int64)
+    return ws, bs, x, y
+
+
+def mlp_workload():
+    ws, bs, x, y = mlp_data()
 
     tl_params = [tl.tensor(a, requires_grad=True) for pair in zip(ws, bs) for a in pair]
     tl_x, tl_y = tl.tensor(x), tl.tensor(y)

@@ -451,9 +451,11 @@ def test_no_array_growth_and_no_reference_cycles():
     gc.collect()
     gc.disable()
     try:
+        tl.sync()  # (lazy mode: a pending program holds its inputs until it runs)
         n0 = len(jax.live_arrays())
         for _ in range(1000):
             step()
+        tl.sync()
         n1 = len(jax.live_arrays())
         assert gc.collect() == 0  # nothing was left to the cycle collector
     finally:

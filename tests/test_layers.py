@@ -11,7 +11,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "torchlike"
 DATA, OPS, ENGINE, API = 0, 1, 2, 3
 _DATA_MODULES = {"torchlike._dtype", "torchlike._device", "torchlike._grad_mode", "torchlike._anomaly_mode",
                  "torchlike._tensor", "torchlike._tensor_str", "torchlike._graph", "torchlike.utils",
-                 "torchlike.utils.hooks", "torchlike._xcache"}  # (_xcache: JAX's executables, no torchlike import)
+                 "torchlike.utils.hooks", "torchlike._xcache",  # (_xcache: JAX's executables, no torchlike import)
+                 "torchlike._lazy"}  # (lazy mode's pending arrays and programs: no torchlike import)
 
 
 def _layer(module):

@@ -319,7 +319,8 @@ def _key(fn, own, static, static_names, args, kwargs):
     statics = tuple(_value(args[i]) for i in static) + tuple(
         (k, _value(v)) for k, v in sorted(kwargs.items()) if k in static_names)
     dynamic = tuple(a for i, a in enumerate(args) if i not in static)
-    leaves, tree = jax.tree.flatten((dynamic, {k: v for k, v in kwargs.items() if k not in static_names}))
+    leaves, tree = jax.tree.flatten((dynamic, {k: v for k, v in kwargs.items() if k not in static_names}),
+                                    is_leaf=_pending)
     avals = tuple(_aval(x) for x in leaves)
     context = tuple(_context(v) for v in _config.trace_context())
     text = repr((_environment()[1], own[0], statics, str(tree), avals, context))
@@ -329,8 +330,13 @@ def _key(fn, own, static, static_names, args, kwargs):
 _default_device = []
 
 
+def _pending(x):
+    """A lazy-mode pending array (torchlike/_lazy.py): unkeyable, so its call takes jax.jit's path."""
+    return getattr(type(x), "_lazy_array", False)
+
+
 def _aval(x):
-    if isinstance(x, _core.Tracer):
+    if isinstance(x, _core.Tracer) or _pending(x):
         raise _Unkeyable("tracer")
     if isinstance(x, jax.Array):
         if not _default_device:

@@ -8,7 +8,7 @@ the rule runs only when an input has a geometry (a view or a laid-out result), s
 """
 import functools
 
-import jax
+import jax.numpy as jnp
 
 from .._tensor import _contiguous_strides
 
@@ -188,4 +188,4 @@ def place(layout, args, results):
 def physical(data, strides):
     """The storage array of a dense laid-out tensor: its values in memory order (dims by decreasing stride)."""
     order = tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
-    return data if order == tuple(range(len(strides))) else jax.lax.transpose(data, order)
+    return data if order == tuple(range(len(strides))) else jnp.transpose(data, order)  # (jnp: pending arrays too)

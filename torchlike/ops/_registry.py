@@ -46,6 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _grad_mode as _gm
+from .. import _lazy as _lz
 from .. import _xcache
 from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
@@ -93,7 +94,7 @@ class _OpNode(Node):
             for g in grads:
                 args.append(g._data if g is not None else None)
             outs = []
-            for o in compiled[0](*args):
+            for o in (compiled[0](*args) if _hook is not _lazy_hook else _lz.call(compiled[0], (op, key), args)):
                 if o is not None:
                     t = _new(Tensor)
                     t._data = o
@@ -248,6 +249,10 @@ class OpDef:
             fn = _jit(lambda *a: fwd(*a, **kw), self.name + ".forward")
         self._fwd[statics] = fn
         return fn
+
+    def _lazy_key(self, statics):
+        """What lazy mode records the forward under (None: it cannot be, its sizes depend on values)."""
+        return None if self._padded is not None else (self, statics)
 
     def _checked_forward(self, *args, **statics):
         """The forward, after torch's dtype refusals: checked while JAX traces it, so once per dtype signature."""
@@ -577,21 +582,44 @@ _composite_cast = None  # while autocast is on: fn(name, args) -> args, for comp
 
 
 def set_dispatch_hook(fn):
-    """Install (or, with None, remove) the function every table op dispatches through (autocast, profiler)."""
+    """Install (or, with None, remove) the function every table op dispatches through (autocast, profiler); with
+    None in lazy mode, the lazy recorder is back."""
     global _hook
-    _hook = fn
+    _hook = fn if fn is not None or not _lz._State.on else _lazy_hook
+
+
+def _lazy_hook(op, args, run, inplace, statics=()):
+    """Lazy mode's hook: ``_apply`` records when it finds it installed (a hook that chains to it runs eagerly)."""
+    return run(args)
+
+
+_LAZY = object()  # ``_apply``'s ``_hooked`` in lazy mode: record the forward (torchlike/_lazy.py)
+if _lz._State.on:  # TORCHLIKE_LAZY=1
+    _hook = _lazy_hook
+
+
+def set_lazy(on):
+    """Turn lazy mode on or off (pending values are computed first when it goes off)."""
+    global _hook
+    if not on:
+        _lz.sync()
+    _lz._State.on = on
+    if _hook is None or _hook is _lazy_hook:
+        _hook = _lazy_hook if on else None
 
 
 def _apply(op, args, statics, _hooked=False):
     """Run one op: jitted forward; if grad mode is on and an input requires grad, record a node."""
     if _hook is not None and not _hooked:
-        return _hook(op, args, lambda a: _apply(op, a, statics, True), False, statics)
+        if _hook is not _lazy_hook:
+            return _hook(op, args, lambda a: _apply(op, a, statics, True), False, statics)
+        _hooked = _LAZY
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:
         fwd = op._compile_forward(statics)
     try:
-        out = fwd(*arrays)
+        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(statics), arrays)
     except (TypeError, ValueError):  # JAX's shape errors: torch's error when the operands do not broadcast
         _check_broadcast(arrays)
         raise
@@ -713,7 +741,9 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     ``overlap``: for the writes torch lets into an expanded target, the op names it warns with (see
     ``_views._check_overlap``); None: refused, as by most in-place ops."""
     if _hook is not None and not _hooked:
-        return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True, statics)
+        if _hook is not _lazy_hook:
+            return _hook(op, args, lambda a: _apply_inplace(op, target, a, statics, overlap, True), True, statics)
+        _hooked = _LAZY
     _check_inplace(target, overlap, args, early=lambda: _early_refusal(op, args, statics))
     _check_integer_target(op, target, args)
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
@@ -723,7 +753,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     if fwd is None:
         fwd = op._compile_forward(statics)
     try:
-        out = fwd(*arrays)
+        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(statics), arrays)
     except (TypeError, ValueError):
         _check_broadcast(arrays)
         raise

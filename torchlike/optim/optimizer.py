@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from .._internal import commit, enable_grad, no_grad, typename
-from .. import _dtype, _xcache
+from .. import _dtype, _lazy, _xcache
 from .._tensor import Tensor
 from ..utils.hooks import _add_hook
 
@@ -81,6 +81,8 @@ def _hooked_step(step):
                 out = step(*args, **kwargs)
         finally:
             self._in_step = False
+        if _lazy._State.on:  # a step boundary (torch_xla's mark_step): the pending program runs
+            _lazy.sync()
         for hook in itertools.chain(list(self._optimizer_step_post_hooks.values()), list(_global_post_hooks.values())):
             hook(self, args, kwargs)
         return out

@@ -1,0 +1,220 @@
+"""Lazy mode (issue 18): recorded ops give eager torchlike's and torch's values, gradients, errors and hook order;
+a training loop compiles its step program once, then replays it, without leaking arrays."""
+import gc
+
+import jax
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+import torchlike.nn.functional as TF
+from torchlike import _lazy
+
+from oracle import assert_same, error_of
+
+rng = np.random.RandomState(0)
+X = rng.randn(3, 4).astype(np.float32)
+W = rng.randn(4, 5).astype(np.float32)
+M = (rng.rand(3, 5) > 0.5)
+
+
+def _program(lib, x, w):
+    """A mixed program: pointwise, matmul, in-place on a non-leaf, a Python scalar, reductions, log_softmax."""
+    h = (x.sin() * 2.5 + x.exp()) @ w
+    h = h.relu() + 0.5
+    h.mul_(1.5)
+    h = h + h.tanh() * 0.25
+    logp = lib.log_softmax(h, dim=1)
+    return -(logp * lib.tensor(M.astype(np.float32))).sum() / 3
+
+
+def _run(lib, lazy):
+    x, w = lib.tensor(X, requires_grad=True), lib.tensor(W, requires_grad=True)
+    ctx = tl.lazy() if lazy else tl.lazy(False)
+    with ctx:
+        loss = _program(lib, x, w)
+        loss.backward()
+    return loss, x.grad, w.grad
+
+
+def test_values_and_grads_match_eager_and_torch():
+    expected = _run(torch, False)
+    eager = _run(tl, False)
+    lazy = _run(tl, True)
+    for a, b, c in zip(lazy, eager, expected):
+        assert_same(a, c, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(a.detach()), np.asarray(b.detach()), rtol=1e-6, atol=1e-6)
+
+
+def test_pending_until_read_and_metadata_does_not_sync():
+    x = tl.tensor(X, requires_grad=True)
+    with tl.lazy():
+        before = dict(_lazy.stats)
+        y = (x.sin() * 2).sum(dim=1)
+        assert type(y._data) is _lazy._LazyArray
+        assert y.shape == (3,) and y.dtype == tl.float32 and y.dim() == 1 and y.device.type == "cpu"
+        assert y.grad_fn.name() == "SumBackward1" and y.requires_grad
+        assert _lazy.stats["syncs"] == before["syncs"]
+        value = y.tolist()  # a read materializes
+        assert _lazy.stats["syncs"] == before["syncs"] + 1
+    np.testing.assert_allclose(value, (np.sin(X) * 2).sum(1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("read", ["item", "tolist", "numpy", "repr", "bool", "float", "jax", "torch"])
+def test_reads_materialize(read):
+    import interop
+    with tl.lazy():
+        y = tl.tensor(X).cos().sum()
+        expected = float(np.cos(X).sum())
+        value = {"item": lambda: y.item(), "tolist": lambda: y.tolist(), "numpy": lambda: float(y.numpy()),
+                 "repr": lambda: float(repr(y)[7:-1]), "bool": lambda: bool(y > 0) == (expected > 0) and expected,
+                 "float": lambda: float(y), "jax": lambda: float(interop.to_jax(y)),
+                 "torch": lambda: float(interop.to_torch(y))}[read]()
+    assert value == pytest.approx(expected, rel=1e-4)
+
+
+def test_data_dependent_shapes():
+    with tl.lazy():
+        x = tl.tensor(X)
+        y = x.sin()
+        picked = y[y > 0]
+        nz = tl.nonzero(y > 0)
+    t = torch.tensor(X).sin()
+    assert_same(picked, t[t > 0])
+    assert_same(nz, torch.nonzero(t > 0))
+
+
+def _in_lazy(case):
+    """``case(tl)`` run in lazy mode, as a function of nothing (for error_of)."""
+    def run():
+        with tl.lazy():
+            return case(tl)
+    return run
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.ones(3) + lib.ones(4),  # broadcasting
+    lambda lib: lib.ones(2, 3) @ lib.ones(2, 3),  # matmul shapes
+    lambda lib: lib.ones(3, requires_grad=True).add_(1),  # in-place on a leaf
+    lambda lib: lib.ones(3).sin().view(4),  # a view's size
+])
+def test_errors_at_the_call(case):
+    assert error_of(_in_lazy(case)) == error_of(lambda: case(torch))
+
+
+def test_version_error_at_backward():
+    def case(lib):
+        x = lib.ones(3, requires_grad=True)
+        a = x * 2
+        b = a.exp()
+        b.add_(1)  # exp saved its result
+        b.sum().backward()
+    expected = error_of(lambda: case(torch))
+    assert expected[0] == "RuntimeError"
+    assert error_of(_in_lazy(case)) == expected
+
+
+def _hook_order(lib, lazy):
+    order = []
+    x = lib.tensor(X, requires_grad=True)
+    with (tl.lazy() if lazy else tl.lazy(False)):
+        y = x.sin()
+        z = y * 3
+        y.register_hook(lambda g: order.append(("y", round(float(g.sum()), 4))))
+        z.register_hook(lambda g: order.append(("z", round(float(g.sum()), 4))))
+        z.grad_fn.register_prehook(lambda gs: order.append(("mul pre", None)))
+        z.grad_fn.register_hook(lambda gi, go: order.append(("mul post", None)))
+        x.register_hook(lambda g: order.append(("x", round(float(g.sum()), 4))))
+        z.sum().backward()
+    return order
+
+
+def test_hooks_fire_in_the_same_order():
+    expected = _hook_order(torch, False)
+    assert _hook_order(tl, False) == expected
+    assert _hook_order(tl, True) == expected
+
+
+def _mlp(lib, seed=0, sizes=(20, 16, 4)):
+    r = np.random.RandomState(seed)
+    params = []
+    for i, o in zip(sizes[:-1], sizes[1:]):
+        params.append(lib.tensor((r.randn(o, i) / np.sqrt(i)).astype(np.float32), requires_grad=True))
+        params.append(lib.tensor(np.zeros(o, np.float32), requires_grad=True))
+    return params
+
+
+def _step(lib, F, params, opt, x, y):
+    h = x
+    for i in range(0, len(params), 2):
+        h = F.linear(h, params[i], params[i + 1])
+        if i + 2 < len(params):
+            h = F.relu(h)
+    loss = F.cross_entropy(h, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _data(step, batch=8):
+    r = np.random.RandomState(100 + step)
+    return r.randn(batch, 20).astype(np.float32), r.randint(0, 4, size=batch)
+
+
+def test_training_loop_compiles_once_and_matches():
+    runs = {}
+    for name in ("torch", "eager", "lazy"):
+        lib, F = (torch, torch.nn.functional) if name == "torch" else (tl, TF)
+        params = _mlp(lib)
+        opt = lib.optim.Adam(params, lr=1e-2)
+        losses, compiles = [], []
+        for step in range(6):
+            x, y = _data(step)
+            with (tl.lazy() if name == "lazy" else tl.lazy(False)):
+                losses.append(_step(lib, F, params, opt, lib.tensor(x), lib.tensor(y)).item())
+            compiles.append(_lazy.stats["compiles"])
+        runs[name] = (losses, [p.detach() for p in params], compiles)
+    for name in ("eager", "lazy"):
+        np.testing.assert_allclose(runs[name][0], runs["torch"][0], rtol=1e-5, atol=1e-6)
+        for a, b in zip(runs[name][1], runs["torch"][1]):
+            assert_same(a, b, rtol=1e-4, atol=1e-5)
+    compiles = runs["lazy"][2]
+    assert compiles[1] == compiles[-1], compiles  # the step program is compiled in step 0 only
+    assert compiles[0] > runs["eager"][2][-1]
+
+
+def test_scalars_are_arguments():
+    x = tl.tensor(X)
+    with tl.lazy():
+        x.sin().mul(0.5).add(1.0).sum().item()  # compiles the program once
+        before = _lazy.stats["compiles"]
+        values = [x.sin().mul(s).add(s * 2).sum().item() for s in (0.25, 3.0, -1.5)]
+    assert _lazy.stats["compiles"] == before
+    np.testing.assert_allclose(values, [(np.sin(X) * s + 2 * s).sum() for s in (0.25, 3.0, -1.5)], rtol=1e-5)
+
+
+def test_no_leak_over_many_steps():
+    params = _mlp(tl)
+    opt = tl.optim.Adam(params, lr=1e-3)
+    x, y = (tl.tensor(a) for a in _data(0))
+    counts = []
+    for step in range(1000):
+        with tl.lazy():
+            _step(tl, TF, params, opt, x, y)
+        if step in (100, 999):
+            gc.collect()
+            counts.append(len(jax.live_arrays()))
+    assert counts[1] <= counts[0], counts
+
+
+def test_sync_and_leaving_the_context_compute_everything():
+    x = tl.tensor(X, requires_grad=True)
+    with tl.lazy():
+        y = x.exp()
+        tl.sync()
+        assert y._data._value is not None
+        z = y * 2
+    assert z._data._value is not None
+    np.testing.assert_allclose(z.detach().numpy(), np.exp(X) * 2, rtol=1e-6)

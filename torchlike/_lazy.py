@@ -1,0 +1,292 @@
+"""Lazy mode: ops are recorded into a pending program instead of dispatched, and each pending run of ops runs as
+one cached, fused ``jax.jit`` program when a value is needed (torch_xla's LazyTensor, tinygrad's lazy buffers).
+
+Turned on by ``torchlike.lazy()`` (a context manager) or ``TORCHLIKE_LAZY=1`` for the whole process; with it off
+the op table pays nothing (its dispatch hook slot is the switch, see ``ops/_registry.py``).
+
+**Pending values.** A pending tensor's ``_data`` is a ``_LazyArray``: its aval (shape, dtype, weak type: everything
+the op table, the engine and the Tensor's metadata read) and its slot in the pending program; ``_value`` is set
+once the program ran. Code that knows about lazy mode passes it to ``call`` (which records); any other use is a read
+of the value and materializes it by itself: ``np.asarray`` (``__array__``: ``.item()``, ``.tolist()``,
+``.numpy()``, printing, ``bool()``), JAX (the class is a pytree whose one leaf is the value: jitted and ``jnp``
+functions, ``jax.device_put``, interop conversions), attributes it does not have (``__getattr__``: DLPack,
+``block_until_ready``) and Python operators. So correctness never depends on a caller knowing about lazy mode:
+what is not recorded runs eagerly on materialized inputs.
+
+**Recording** (``call(fn, key, arrays)``): ``fn`` is the jitted function the eager path would have called (an
+op's forward, a node's backward formula, an optimizer's update) and ``key`` names it (two calls with equal keys
+compute the same function). Output avals come from ``jax.eval_shape``, cached per (key, input avals), so every
+error the forward raises (shapes, dtypes, torch's refusals raised while tracing) is raised at the same call, and
+torch's checks on shapes and dtypes in the Python layers run unchanged. Inputs that are concrete arrays (params,
+Python scalars as the op table's cached 0-d arrays, learning rates) become arguments of the program, never
+constants, so one program serves every value. Tracers (``torchlike.compile``), arrays on another device and
+``key=None`` (data-dependent sizes) run eagerly.
+
+**Keys and the cache.** Each recorded call appends ``(key, input refs)`` (refs: the slot of a pending input, or
+the position of an external argument, whose aval is folded in when it first appears) to the program's structure
+and folds it into a running hash, so a step costs no more than recording it. ``sync()`` keeps the outputs still
+referenced (weak references: a value nobody holds is dead code XLA removes), looks up
+``(hash, size, live outputs)`` (checked against the full structure), compiles on a miss and runs the program with
+the external arrays. A training loop records the same structure every step: it compiles once, then replays.
+
+**Boundaries** (``sync()``): any materialization above, leaving the outermost ``lazy()`` context,
+``optimizer.step()``, ``torchlike.sync()`` (torch_xla's ``mark_step``), and a program reaching ``_MAX_CALLS``.
+``stats`` counts records, syncs, compiles and cache hits.
+"""
+import os
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_ArrayImpl = type(jnp.zeros(()))
+_MAX_CALLS = 4096
+stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0}
+
+
+class _State:
+    on = os.environ.get("TORCHLIKE_LAZY", "") not in ("", "0")  # lazy mode's switch (set by torchlike.lazy())
+    device = None  # the default device (pending values live there)
+
+
+class _LazyArray:
+    """A pending array: known aval, value computed by the pending program (see the module docstring)."""
+
+    __slots__ = ("aval", "shape", "dtype", "weak_type", "_value", "_slot", "_gen", "__weakref__")
+
+    def __init__(self, aval, slot, gen):
+        self.aval, self.shape, self.dtype, self.weak_type = aval, aval.shape, aval.dtype, aval.weak_type
+        self._value, self._slot, self._gen = None, slot, gen
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    sharding = property(lambda self: jax.sharding.SingleDeviceSharding(_device()))
+    committed = False  # (pending values live on the default device)
+    _lazy_array = True  # (how torchlike/_xcache.py knows one without importing this module)
+
+    def devices(self):
+        return {_device()}
+
+    def value(self):
+        """The concrete array (runs the pending program if needed)."""
+        if self._value is None:
+            if self._gen != _graph.gen:
+                raise RuntimeError("torchlike lazy mode: a pending value was lost (its program failed)")
+            sync()
+        return self._value
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.value(), dtype)
+
+    def __jax_array__(self):
+        return self.value()
+
+    def __getattr__(self, name):
+        return getattr(self.value(), name)
+
+    def __repr__(self):
+        return f"_LazyArray({self.aval.str_short()}, {'pending' if self._value is None else self._value})"
+
+    def __bool__(self):
+        return bool(self.value())
+
+    def __len__(self):
+        return len(self.value())
+
+    def __iter__(self):
+        return iter(self.value())
+
+    def __float__(self):
+        return float(self.value())
+
+    def __int__(self):
+        return int(self.value())
+
+    def __index__(self):
+        return self.value().__index__()
+
+    def __complex__(self):
+        return complex(self.value())
+
+    def __getitem__(self, index):
+        return self.value()[index]
+
+
+def _delegate(name):
+    return lambda self, *args: getattr(self.value(), name)(*args)
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+              "rshift", "radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmod", "rpow", "rmatmul", "rand", "ror",
+              "rxor", "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
+    setattr(_LazyArray, f"__{_name}__", _delegate(f"__{_name}__"))
+_LazyArray.__hash__ = object.__hash__  # (identity, as the program's bookkeeping uses it)
+jax.tree_util.register_pytree_node(_LazyArray, lambda a: ((a.value(),), None), lambda aux, leaves: leaves[0])
+
+
+def _device():
+    if _State.device is None:
+        _State.device = jax.devices()[0]
+    return _State.device
+
+
+class _Graph:
+    """The pending program: recorded calls, their structure key and running hash, external arguments, and a
+    weak reference per output slot."""
+
+    gen = 0
+
+    def __init__(self, gen=0):
+        self.gen = gen
+        self.calls = []  # (fn, refs, treedef)
+        self.keys = []
+        self.hash = 0
+        self.ext = []  # the program's arguments (concrete arrays)
+        self.ext_ids = {}  # id(array) -> position (ext keeps the array alive, so ids are stable)
+        self.outs = []  # slot -> weakref to its _LazyArray
+
+
+_graph = _Graph()
+_shapes = {}  # (key, input avals) -> (output avals, treedef)
+_programs = {}  # (hash, size, live slots) -> (structure, jitted program)
+
+
+class _Eager(Exception):
+    """This call cannot be recorded: run it eagerly."""
+
+
+def _ref(g, a):
+    """How a recorded call refers to input ``a``: a pending slot (>= 0) or an external argument (< 0)."""
+    if type(a) is _LazyArray:
+        if a._value is None:
+            if a._gen != g.gen:
+                raise RuntimeError("torchlike lazy mode: a pending value was lost (its program failed)")
+            return a._slot, a.aval
+        a = a._value
+    elif type(a) is not _ArrayImpl:
+        raise _Eager
+    i = g.ext_ids.get(id(a))
+    if i is None:
+        aval = a.aval
+        devices = a.sharding.device_set
+        if len(devices) != 1 or _device() not in devices:
+            raise _Eager
+        i = g.ext_ids[id(a)] = len(g.ext)
+        g.ext.append(a)
+        k = ("arg", aval)
+        g.keys.append(k)
+        g.hash = hash((g.hash, k))
+        return -1 - i, aval
+    return -1 - i, g.ext[i].aval
+
+
+def call(fn, key, arrays):
+    """Record ``fn(*arrays)`` (arrays: jax.Arrays, _LazyArrays or None) and return its output structure with a
+    _LazyArray per array; run it eagerly when it cannot be recorded (``key`` None, tracers, other devices)."""
+    g = _graph
+    if key is None:
+        stats["eager"] += 1
+        return fn(*arrays)
+    refs, avals = [], []
+    try:
+        for a in arrays:
+            if a is None:
+                refs.append(None)
+                avals.append(None)
+            else:
+                r, aval = _ref(g, a)
+                refs.append(r)
+                avals.append(aval)
+    except _Eager:
+        stats["eager"] += 1
+        return fn(*arrays)
+    skey = (key, tuple(avals))
+    shaped = _shapes.get(skey)
+    if shaped is None:
+        specs = [None if v is None else jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
+                 for v in avals]
+        leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(lambda *a: fn(*a), *specs))
+        shaped = _shapes[skey] = (tuple(jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)
+                                        for s in leaves), treedef)
+    out_avals, treedef = shaped
+    k = (key, tuple(refs))
+    g.keys.append(k)
+    g.hash = hash((g.hash, k))
+    g.calls.append((fn, k[1], treedef))
+    outs = []
+    slot = len(g.outs)
+    for aval in out_avals:
+        la = _LazyArray(aval, slot, g.gen)
+        g.outs.append(weakref.ref(la))
+        outs.append(la)
+        slot += 1
+    stats["records"] += 1
+    result = treedef.unflatten(outs)
+    if len(g.calls) >= _MAX_CALLS:
+        sync()
+    return result
+
+
+def call_tree(fn, key, args):
+    """``call`` for a function of pytrees (an optimizer's update); Python numbers in them become arguments too."""
+    leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_lazy)
+    leaves = [_number(v) if type(v) in (float, int, bool) else v for v in leaves]
+    return call(lambda *flat: fn(*treedef.unflatten(flat)), (key, treedef), leaves)
+
+
+def _is_lazy(x):
+    return type(x) is _LazyArray
+
+
+_numbers = {}
+
+
+def _number(v):
+    """A Python number as the (weakly typed) array ``jax.jit`` would make of it, one per value."""
+    a = _numbers.get((type(v), v))
+    if a is None:
+        if len(_numbers) > 4096:
+            _numbers.clear()
+        a = _numbers[(type(v), v)] = jnp.asarray(v)
+    return a
+
+
+def _replay(calls, live):
+    """The pending program as a function of its external arguments, returning the live slots' values."""
+    def program(*ext):
+        vals = []
+        for fn, refs, _ in calls:
+            out = fn(*[None if r is None else vals[r] if r >= 0 else ext[-1 - r] for r in refs])
+            vals.extend(jax.tree_util.tree_leaves(out))
+        return [vals[s] for s in live]
+    return program
+
+
+def sync():
+    """Run the pending program (compiled once per structure) and give every live pending array its value."""
+    global _graph
+    g = _graph
+    if not g.calls:
+        return
+    _graph = _Graph(g.gen + 1)
+    live, targets = [], []
+    for slot, ref in enumerate(g.outs):
+        la = ref()
+        if la is not None and la._value is None:
+            live.append(slot)
+            targets.append(la)
+    if not live:
+        return
+    stats["syncs"] += 1
+    ck = (g.hash, len(g.keys), tuple(live))
+    entry = _programs.get(ck)
+    if entry is None or entry[0] != g.keys:
+        stats["compiles"] += 1
+        entry = _programs[ck] = (g.keys, jax.jit(_replay(g.calls, live)))
+    else:
+        stats["hits"] += 1
+    for la, v in zip(targets, entry[1](*g.ext)):
+        la._value = v
