@@ -203,3 +203,19 @@ def test_requires_grad_of_a_non_leaf(dtype, how, value):
             t.requires_grad = value
         return t.requires_grad, t.is_leaf
     _same(fn)
+
+
+def test_second_order_graph_reaches_only_what_torchs_formulas_reach():
+    """A create_graph formula computes all its outputs in one node here; torch runs each output's formula as its
+    own ops, so an input only another output depends on is not in torch's second-order graph: a hook on it is not
+    called there, not even with None (seed 110217)."""
+    def fn(m):
+        x = m.tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
+        y = x + 1
+        log = []
+        y.register_hook(lambda g: log.append(None if g is None else round(g.sum().item(), 10)))
+        y.div_((x * 1).ceil_() + 1)  # the divisor's gradient depends on y's old value; it goes nowhere
+        g, = m.autograd.grad(y.sum(), [x], create_graph=True)
+        g2, = m.autograd.grad(g.sum(), [x], allow_unused=True)
+        return log, _plain(g2)
+    _same(fn)

@@ -55,6 +55,7 @@ class Node:
     _seq = 0
     next_functions = ()
     _for_backward = ()  # saved tensors (None: a slot not needed); _FREED once a backward released them
+    _edge_outputs = None  # a create_graph formula's node: per next edge, the outputs that depend on it (engine)
     _kept_slots = ()  # slots of _for_backward a release keeps (torch's Scalar arguments: not saved variables)
     _release_always = False  # released by a backward without retain_graph even with nothing saved (CopySlices)
     _out_meta = ()  # per forward output: its jax aval (ShapedArray: .shape, .dtype)

@@ -55,6 +55,47 @@ def _will_engine_execute_node(node):
     return node in needed or node in captures
 
 
+def _reachable(roots, cut=None):
+    """The graph a backward runs: per node, how many edges reach it; the nodes reached; and ``cut``, the edges of
+    create_graph formula nodes that torch's graph lacks. torch runs each output's formula as its own ops, so an
+    input is reached only through an output that is reached itself; one node here computes all of them
+    (``Node._edge_outputs``): its edges that no reached output depends on are cut (until nothing changes)."""
+    deps, seen, stack, formulas = {}, set(), [], []
+    for node, _ in roots:
+        if node not in seen:
+            seen.add(node)
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        edges = node.next_functions
+        if node._edge_outputs is not None:
+            formulas.append(node)
+            if cut and node in cut:
+                edges = [(None, 0) if j in cut[node] else e for j, e in enumerate(edges)]
+        for nxt, _ in edges:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    if not formulas:
+        return deps, seen, None
+    reached = {node: set() for node in formulas}
+    for node, nr in roots:
+        if node in reached:
+            reached[node].add(nr)
+    for node in seen:
+        for j, (nxt, nr) in enumerate(node.next_functions):
+            if nxt in reached and not (cut and node in cut and j in cut[node]):
+                reached[nxt].add(nr)
+    new = {}
+    for node, outs in reached.items():
+        dropped = frozenset(j for j, deps_on in enumerate(node._edge_outputs) if not deps_on & outs)
+        if dropped:
+            new[node] = dropped
+    return (deps, seen, new or None) if new == (cut or {}) else _reachable(roots, new)
+
+
 def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_grad=True,
                   allow_unused=True):
     """roots: list of (node, output_nr); root_grads: Tensors; inputs: list of (node, output_nr) edges.
@@ -62,21 +103,7 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
     Returns the captured gradients for ``inputs`` when ``accumulate_grad`` is False (autograd.grad).
     """
     # 1. dependencies over the reachable graph
-    deps = {}
-    seen = set()
-    stack = []
-    for node, _ in roots:
-        if node not in seen:
-            seen.add(node)
-            stack.append(node)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+    deps, seen, cut = _reachable(roots)
 
     # debug logging, as torch: temporary pre-hooks on the whole graph (nothing per node when off)
     log_handles = _register_logging_hooks(seen) if _log.isEnabledFor(logging.DEBUG) else None
@@ -161,7 +188,10 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 node._release()
             if node._post_hooks:
                 outputs = _call_post_hooks(node, outputs, grads)
-            for (nxt, nr), g in zip(node.next_functions, outputs):
+            edges = node.next_functions
+            if cut and node in cut:
+                edges = [(None, 0) if j in cut[node] else e for j, e in enumerate(edges)]
+            for (nxt, nr), g in zip(edges, outputs):
                 if nxt is None:
                     continue
                 left = deps[nxt] - 1

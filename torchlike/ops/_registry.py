@@ -493,6 +493,9 @@ class _FnOp(OpDef):
                          for i, a in enumerate(args))
         outs = _apply(self, args, ())
         self._detach_independent(args, outs, deps)
+        node = next((o._grad_fn for o in outs if o is not None and o._grad_fn is not None), None)
+        if node is not None and self._formula and len(outs) > 1:  # torch's formula is one graph per output
+            node._edge_outputs = tuple(frozenset(k for k, d in enumerate(deps) if i in d) for i in self.diff)
         return outs
 
     @staticmethod
