@@ -219,3 +219,34 @@ def test_second_order_graph_reaches_only_what_torchs_formulas_reach():
         g2, = m.autograd.grad(g.sum(), [x], allow_unused=True)
         return log, _plain(g2)
     _same(fn)
+
+
+@pytest.mark.parametrize("use", ["masked_select", "mul", "sin", "index", "prod"])
+@pytest.mark.parametrize("source", ["floor_divide", "mul"])
+def test_saved_input_detached_in_place_after_an_error_node(use, source):
+    """A saved non-leaf detach_()-ed since: torch's error when its node unpacks it, also when the tensor came from
+    an error node (NotImplemented, whose engine order is first but whose creation order is its own; seed 115708)."""
+    uses = {"masked_select": lambda m, x: x.masked_select(m.ones(2, 3, dtype=m.bool)), "mul": lambda m, x: x * x,
+            "sin": lambda m, x: x.sin(), "index": lambda m, x: x[m.tensor([0])], "prod": lambda m, x: x.prod()}
+
+    def fn(m):
+        x = m.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+        y = x // 0.7 if source == "floor_divide" else x * 0.7
+        z = uses[use](m, y)
+        y.detach_()
+        return _plain(m.autograd.grad(z.sum(), [x])[0])
+    _same(fn)
+
+
+@pytest.mark.parametrize("view", ["movedim", "t", "view"])
+def test_float_op_on_a_no_grad_view_of_an_integer_tensor_with_history(view):
+    """A bool tensor with history (gt_ with a value that requires grad), viewed under no_grad: a float op on the
+    view records no edge to it (torch: a view that requires grad through its base has none; seed 115574)."""
+    def fn(m):
+        x = m.tensor([[True], [False]])
+        x.gt_(m.tensor(0.5, requires_grad=True))
+        with m.no_grad():
+            v = {"movedim": lambda: x.movedim(0, 1), "t": lambda: x.t(), "view": lambda: x.view(2, 1)}[view]()
+        y = m.expm1(v)
+        return y.requires_grad, [None if n is None else type(n).__name__ for n, _ in y.grad_fn.next_functions]
+    _same(fn)

@@ -15,7 +15,7 @@ from . import _grad_mode as _gm
 from ._anomaly_mode import is_anomaly_enabled
 from ._device import _device_of_jax
 from ._dtype import _from_np
-from ._tensor import Size, Tensor, _message_type, _wrap
+from ._tensor import Size, Tensor, _made, _message_type, _wrap
 from .utils.hooks import _Hooks, _add_hook
 
 _FREED = type("_Freed", (), {"__repr__": lambda self: "<freed>"})()  # a released saved-tensor slot
@@ -341,7 +341,7 @@ class _SavedTensor:
     def _detached_since(self, node):
         """Whether the saved input was a non-leaf when ``node`` saved it and was detach_()-ed since."""
         t = self.tensor
-        return t._detached is not None and t._grad_fn is None and t._detached[0] < node._seq < t._detached[1]
+        return t._detached is not None and t._grad_fn is None and t._detached[0] < _made(node) < t._detached[1]
 
     def _modified_message(self, node):
         data = self.data if self.tensor is None else self.tensor._data  # its size now (an out= may resize it)

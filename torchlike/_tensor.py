@@ -637,9 +637,15 @@ def _history_start(node):
     writes into it (each links the tensor's previous node first): whether a node that saved the tensor saw it
     without history (a leaf) is decided against it."""
     while node.next_functions and node.next_functions[0][0] is not None and \
-            0 < node.next_functions[0][0]._seq < node._seq:
+            0 < _made(node.next_functions[0][0]) < _made(node):
         node = node.next_functions[0][0]
-    return node._seq
+    return _made(node)
+
+
+def _made(node):
+    """A node's sequence number (an error node's ``_seq`` is UINT64_MAX, for the engine's order: its own is
+    ``_made``)."""
+    return getattr(node, "_made", node._seq)
 
 
 def _differentiable_dtype(np_dtype):

@@ -176,7 +176,7 @@ class OpDef:
         if node_apply is not None:  # a node that runs differently from its formula (calls _OpNode._apply)
             props["_apply"] = node_apply
         if runs_first:  # torch's error nodes have sequence number UINT64_MAX: its engine runs them (and raises) first
-            props["_seq"] = property(lambda node: (1 << 64) - 1, lambda node, value: None)
+            props["_seq"] = property(lambda node: (1 << 64) - 1, lambda node, value: setattr(node, "_made", value))
         getters, raw_getters = {}, {}
         for i, (name, *_) in enumerate(self.saves):
             getters[name] = _saved_property(i).fget

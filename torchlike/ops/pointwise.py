@@ -58,6 +58,8 @@ def _to_float(t):
     out = _layout.laid_out(_layout.like, (t,), (_wrap(_cast(t._data, _dtype.get_default_dtype()._np)),))[0]
     if t._requires_grad:
         out._grad_fn, out._output_nr, out._requires_grad = t._grad_fn, t._output_nr, True
+        if t._grad_fn is None:  # a no_grad view of such a tensor: its edge is its own (none, see grad_accumulator)
+            out._base, out._rg_own = t._base, t._rg_own
     return out
 
 
