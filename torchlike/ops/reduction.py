@@ -478,8 +478,10 @@ def _softmax_like(entry, kernel, input, dim, dtype):
     if dtype is not None and _np_dtype(dtype) != input._data.dtype:
         input = input.to(dtype)  # ToCopyBackward0 below the softmax node, as in torch
     if input._data.dtype.kind not in "fV":
-        if not input._data.size:  # torch runs no kernel on an empty tensor
-            return input.clone()
+        if not input._data.size:  # torch runs no kernel on an empty tensor: its result is a new row-major one
+            out = input.clone()
+            out._sgeom = None
+            return out
         last = "lastdim_" if input.ndim <= 1 or _wrap_dim(d, input.ndim) == input.ndim - 1 else ""
         raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
                                   f"'{_type_word(input._data.dtype)}'")
