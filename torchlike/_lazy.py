@@ -32,7 +32,15 @@ the external arrays. A training loop records the same structure every step: it c
 **Boundaries** (``sync()``): any materialization above, leaving the outermost ``lazy()`` context,
 ``optimizer.step()``, ``torchlike.sync()`` (torch_xla's ``mark_step``), and a program reaching ``_MAX_CALLS``.
 ``stats`` counts records, syncs, compiles and cache hits.
+
+**Thrash guard.** Code whose graph changes every step through Python control flow (PyTorch's dynamic_net
+tutorial with a wide random depth) would compile at nearly every sync, far slower than eager dispatch. When
+``_THRASH`` of the last ``_WINDOW`` syncs compiled, recording pauses: the next ``_backoff`` calls run eagerly (as
+with ``key`` None), and recording resumes at the first boundary (``sync()``) after them, so a retry starts a step's
+program from its beginning. The window is kept: a retry that still compiles pauses again at once, for twice as
+long (up to ``_MAX_BACKOFF``); a window of hits restores the first length. ``stats["pauses"]`` counts pauses.
 """
+import collections
 import os
 import weakref
 
@@ -42,7 +50,12 @@ import numpy as np
 
 _ArrayImpl = type(jnp.zeros(()))
 _MAX_CALLS = 4096
-stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0}
+stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0, "pauses": 0}
+_WINDOW, _THRASH = 8, 6  # the thrash guard (see the module docstring): recent syncs looked at, compiles among them
+_FIRST_BACKOFF, _MAX_BACKOFF = 2048, 65536  # calls run eagerly by a pause
+_recent = collections.deque(maxlen=_WINDOW)  # 1: that sync compiled
+_paused = 0  # > 0: calls still to run eagerly in a pause; -1: they ran, the pause ends at the next sync()
+_backoff = _FIRST_BACKOFF
 
 
 class _State:
@@ -186,8 +199,11 @@ def _ref(g, a):
 def call(fn, key, arrays):
     """Record ``fn(*arrays)`` (arrays: jax.Arrays, _LazyArrays or None) and return its output structure with a
     _LazyArray per array; run it eagerly when it cannot be recorded (``key`` None, tracers, other devices)."""
+    global _paused
     g = _graph
-    if key is None:
+    if key is None or _paused:
+        if _paused > 0:
+            _paused = _paused - 1 or -1
         stats["eager"] += 1
         return fn(*arrays)
     refs, avals = [], []
@@ -267,7 +283,9 @@ def _replay(calls, live):
 
 def sync():
     """Run the pending program (compiled once per structure) and give every live pending array its value."""
-    global _graph
+    global _graph, _paused
+    if _paused < 0:  # a pause is over: record again from this boundary
+        _paused = 0
     g = _graph
     if not g.calls:
         return
@@ -286,7 +304,29 @@ def sync():
     if entry is None or entry[0] != g.keys:
         stats["compiles"] += 1
         entry = _programs[ck] = (g.keys, jax.jit(_replay(g.calls, live)))
+        _guard(1)
     else:
         stats["hits"] += 1
+        _guard(0)
     for la, v in zip(targets, entry[1](*g.ext)):
         la._value = v
+
+
+def _guard(compiled):
+    """The thrash guard's bookkeeping of one sync (see the module docstring)."""
+    global _paused, _backoff
+    _recent.append(compiled)
+    n = sum(_recent)
+    if compiled and n >= _THRASH:
+        stats["pauses"] += 1
+        _paused = _backoff
+        _backoff = min(2 * _backoff, _MAX_BACKOFF)
+    elif not n and len(_recent) == _WINDOW:
+        _backoff = _FIRST_BACKOFF
+
+
+def _reset_guard():
+    """Forget the thrash guard's history and end a pause (tests start from a fresh state)."""
+    global _paused, _backoff
+    _recent.clear()
+    _paused, _backoff = 0, _FIRST_BACKOFF

@@ -325,9 +325,9 @@ def _from_data(data, dtype):
     if isinstance(data, jax.Array):
         _np_to_dtype(data.dtype)
         return data if dtype is None else data.astype(dtype._np)
-    if isinstance(data, (np.ndarray, np.generic)):
+    if isinstance(data, (np.ndarray, np.generic)):  # a copy: JAX's device_put may alias the caller's memory
         _np_to_dtype(data.dtype)
-        return np.asarray(data) if dtype is None else np.asarray(data).astype(dtype._np)
+        return np.array(data) if dtype is None else np.asarray(data).astype(dtype._np)
     sizes = _infer_sizes(data)
     fast = _fast_path(data, sizes, dtype)
     if fast is not None:
@@ -368,11 +368,12 @@ def as_tensor(data, dtype=None, device=None):
 
 @public(method=False)
 def from_numpy(ndarray):
-    """A tensor with the array's dtype and values (a copy: JAX arrays cannot alias NumPy memory)."""
+    """A tensor with the array's dtype and values (a copy: a JAX array aliasing NumPy memory would see later
+    writes to it only until a torchlike op rebinds it, and lazy mode reads it when the program runs)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _np_to_dtype(ndarray.dtype)
-    return _source_layout(ndarray, _wrap(jax.device_put(ndarray)))
+    return _source_layout(ndarray, _wrap(jax.device_put(np.array(ndarray))))
 
 
 # ----- filled tensors --------------------------------------------------------------------------------------
