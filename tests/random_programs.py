@@ -110,6 +110,13 @@ KEPT = {
                "elements); torchlike computes from the inputs' values (mm refuses the overlap). Checked where the "
                "out= step is built",
         "when": lambda X, a, b, c: False},
+    "inplace_reads_its_writes": {
+        "why": "README: an in-place op whose other operand is a non-contiguous view of the target (x.add_(x.narrow(1, "
+               "0, 1))): torch's overlap check cannot decide (TooHard) and lets it run, and its kernel reads elements "
+               "it has already written (the result depends on its loop order; seed 124002); torchlike computes from "
+               "the values before the write",
+        "when": lambda X, a, b, c: (X.name in INPLACE_BINARY or X.name in ("leaf_no_grad_write", "iadd", "isub",
+                                    "imul", "itruediv", "ifloordiv", "ipow", "iand")) and _aliases(a, b)},
     "cat_out_is_input": {
         "why": "README: cat(..., out=x) where x is one of the inputs: torch resizes x to the result's shape before it "
                "refuses the overlap, so x is left resized over uninitialized memory (seed 52908); torchlike refuses "
@@ -240,6 +247,14 @@ def _scalar(X, integral=False):
 def _other(X, a, b):
     """The second operand of a binary op: a pool tensor or a Python scalar."""
     return _scalar(X, _is(a, "int", "bool")) if X.chance(0.15) else b
+
+
+def _aliases(a, b):
+    """Whether b is another view of a's memory (through their bases) and one of them is not contiguous."""
+    def root(t):
+        return t._base if t._base is not None else t
+    return hasattr(b, "_base") and b is not a and root(a) is root(b) and not (a.is_contiguous() and
+                                                                              b.is_contiguous())
 
 
 def _mat(t):
