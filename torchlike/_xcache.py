@@ -114,14 +114,13 @@ def _load_or_compile(plain, name, key, args, kwargs):
         lowered = plain.lower(*args, **kwargs)
         if "custom_call" in lowered.as_text():  # (LAPACK and other custom calls: a loaded one can crash)
             return None
-        with _xla_lock:
-            _captured.on, _captured.raw = True, None
-            try:
-                compiled = lowered.compile()
-            finally:
-                _captured.on = False
-            _write(directory, path, compiled, _captured.raw)
-            _captured.raw = None
+        _captured.on, _captured.raw = True, None
+        try:
+            compiled = lowered.compile()
+        finally:
+            _captured.on = False
+        _write(directory, path, compiled, _captured.raw)
+        _captured.raw = None
     call = compiled._executable.create_cpp_call(compiled._params)
     return None if call is None else call._cache_miss
 
@@ -131,10 +130,6 @@ _MANIFEST = 256  # executables listed per script (its first ones: a training loo
 _used = []  # this process's executable keys in first-use order: the manifest the next run of the script loads ahead
 _prefetched = {}  # path -> an executable the background thread loaded
 _stop = threading.Event()
-# Loading an executable on the prefetch thread and compiling + serializing one on the main thread take turns: the
-# test suite saw XLA's CPU JIT fail ("Failed to materialize symbols") and crash inside serialization about once a
-# run, a suspected race between the two (not reproduced on demand)
-_xla_lock = threading.Lock()
 
 
 def _manifest_path(directory):
@@ -166,8 +161,7 @@ def _prefetch():
         if _stop.is_set():
             return
         if path not in _prefetched:
-            with _xla_lock:
-                compiled = _read(path)
+            compiled = _read(path)
             if compiled is not None:
                 _prefetched[path] = compiled
 
