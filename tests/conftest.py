@@ -10,3 +10,25 @@ jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 import torchlike  # noqa: E402,F401  (turns on x64 before any test builds arrays)
+
+import pytest  # noqa: E402
+
+# Lazy mode keeps eager semantics (issue 18): the tests of the engine, hooks, views, in-place ops, custom
+# Functions, nn and optim run in both modes, once with ops dispatched ([eager]) and once recorded and run as fused
+# programs ([lazy], inside torchlike.lazy()). TORCHLIKE_LAZY=1 runs every test lazily instead.
+_BOTH_MODES = {"test_engine", "test_hooks", "test_saved_hooks", "test_views", "test_view_modes",
+               "test_inplace_checks", "test_inplace_methods", "test_function", "test_functional", "test_nn_module",
+               "test_nn_layers", "test_nn_functional", "test_nn_activations_losses", "test_nn_init", "test_nn_rnn",
+               "test_nn_spatial", "test_nn_utils_more", "test_optim", "test_optim_more"}
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.module.__name__.rpartition(".")[2] in _BOTH_MODES:
+        metafunc.fixturenames.insert(0, "_dispatch_mode")
+        metafunc.parametrize("_dispatch_mode", ["eager", "lazy"], indirect=True)
+
+
+@pytest.fixture
+def _dispatch_mode(request):
+    with torchlike.lazy(request.param == "lazy"):
+        yield

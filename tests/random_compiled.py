@@ -3,7 +3,7 @@
 Each program's steps and a backward through the sum of its results run as one function, once eagerly and once
 compiled (called twice: the trace and then the cached program, on fresh leaves of the same values); the results'
 values, dtypes and the leaves' gradients must agree, and so must the errors. A program that reads a value on the
-host runs eagerly under compile (a graph break), which must agree too; a value check inside the program (index
+host runs in lazy mode under compile (a graph break), which must agree too; a value check inside the program (index
 bounds) raises after the call, and must be one of the errors the eager run met.
 
     python tests/random_compiled.py --n 200 --start 0      # prints the programs that differ
@@ -33,7 +33,7 @@ def _body(program):
             try:
                 result = _run_step(torchlike, pool, log, index, step, exclude)
             except _HOST_READS:
-                raise  # (a value read on the host: compile runs the function eagerly, which must agree)
+                raise  # (a value read on the host: compile runs the function lazily, which must agree)
             except Exception as e:  # noqa: BLE001 - errors are compared too
                 errors.append(_error(e))
                 result = a

@@ -279,6 +279,50 @@ def test_fullgraph_host_read_error_names_the_line_and_graph_break_stays_correct(
         _same_state(m1, m2, torch.float64)
 
 
+def test_graph_break_splits_into_fused_programs_replayed_by_later_calls():
+    from torchlike import _lazy
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (m1, m2))
+
+    def fn(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        scale = 2.0 if loss.item() > 0.5 else 0.5  # a host read: the program is split here
+        (loss * scale).backward()
+        opt.step()
+        return loss
+    cfn = torch.compile(fn)
+    compiles = []
+    for i in range(4):
+        x = torch.randn(4, 6, dtype=torch.float64) * (1 + i % 2)  # both branches are taken
+        before = dict(_lazy.stats)
+        _close(fn(m1, o1, x).detach().numpy(), cfn(m2, o2, x).detach().numpy(), torch.float64)
+        _same_state(m1, m2, torch.float64, [(o1, o2)])
+        assert _lazy.stats["syncs"] - before["syncs"] >= 2  # the ops before the read, then the rest
+        compiles.append(_lazy.stats["compiles"] - before["compiles"])
+    assert compiles[2:] == [0, 0]  # each branch's programs are cached
+    assert all(p.split for p in cfn.programs)  # (two guards: before and after the first .grad exists)
+
+
+def test_graph_break_runs_hooks_registered_before_it_once():
+    """The first call traces fn up to its host read, then runs it again: the hooks the trace registered are gone."""
+    x1 = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    x2 = x1.detach().clone().requires_grad_()
+
+    def fn(x):
+        handle = x.register_hook(lambda g: g * 2)
+        y = x * 3
+        if y.sum().item() > 0:  # a host read
+            y = y * 2
+        y.sum().backward()
+        handle.remove()
+    cfn = torch.compile(fn)
+    for _ in range(2):
+        fn(x1)
+        cfn(x2)
+        _close(x1.grad.numpy(), x2.grad.numpy(), torch.float64)
+
+
 def test_compiled_module_is_an_optimized_module():
     m1, m2 = _pair(lambda: _mlp(torch.float64, nn.BatchNorm1d(8)))
     cm = torch.compile(m2)

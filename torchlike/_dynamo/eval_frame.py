@@ -16,8 +16,10 @@ What does not carry over from eager:
 - Python side effects (a hook appending to a list, a print) run while tracing, once per compilation, not per call;
   a list that grows while tracing is reported with a warning.
 - A host read (``.item()``, ``bool(t)``, data-dependent control flow, NumPy conversion) cannot be traced:
-  ``fullgraph=True`` raises an error naming the user's line; otherwise that guard signature runs eagerly (a graph
-  break that keeps the whole function eager, where torch.compile would split it in two).
+  ``fullgraph=True`` raises an error naming the user's line; otherwise that guard signature has a graph break: its
+  calls run ``fn`` in lazy mode (``torchlike.lazy()``), so the ops before each host read run as one fused program
+  and the rest as another, each cached by its structure and replayed by later calls (torch.compile's split into
+  subgraphs). Semantics are eager's: the host read sees the value, and Python runs on every call.
 - Outputs whose graph ``fn`` already backpropagated through carry a ``CompiledFunctionBackward`` node that raises
   torch's "backward through the graph a second time" error; outputs with a live graph carry a
   ``CompiledFunctionBackward`` node whose backward is a second compiled program (``fn`` again, then the torchlike
@@ -39,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _grad_mode as _gm
+from .. import _grad_mode as _gm, _lazy_mode
 from .._graph import Node, _ALL_FREED, _FREED, _FREED_MSG
 from .._tensor import _NO_VC, Tensor, _wrap
 from ..autograd import grad as _autograd_grad
@@ -302,6 +304,12 @@ class _Snapshot:
                          for st in storages.values()]  # (a view's base and the other views see what is installed)
         self.containers = [(c, dict(c)) for c in walk.seen.values() if isinstance(c, dict)]
         self.lists = [(c, list(c)) for c, _ in walk.lists]
+        self.hooks = [(owner, name, getattr(owner, name))
+                      for t in tensors for owner, names in ((t, _TENSOR_HOOKS), (t._grad_fn, _NODE_HOOKS))
+                      if owner is not None for name in names]
+        dicts = [h for _, _, h in self.hooks if isinstance(h, dict)]
+        dicts += [d for h in dicts for d in h.values() if isinstance(d, dict)]  # (a node's per-output hooks)
+        self.hook_dicts = [(d, dict(d)) for d in dicts]
 
     def all(self):
         """Put everything back as it was (the values as they were, not written through the views again)."""
@@ -322,12 +330,24 @@ class _Snapshot:
         for c, items in self.lists:
             c[:] = items
 
+    def hooks_back(self):
+        """Remove the hooks the trace registered on the state (a graph break runs fn again, which registers them)."""
+        for owner, name, hooks in self.hooks:
+            setattr(owner, name, hooks)
+        for d, items in self.hook_dicts:
+            d.clear()
+            d.update(items)
+
+
+_TENSOR_HOOKS = ("_hooks", "_post_acc_hooks", "_retains_grad")
+_NODE_HOOKS = ("_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains_grad")
 
 # ----- one compiled program -----------------------------------------------------------------------------------
 class _Program:
     """One guard's program: the guard, the state it reads and writes, and how its results go back."""
 
-    eager = False  # a graph break: this guard's calls run fn eagerly
+    eager = False  # past config.recompile_limit: this guard's calls run fn eagerly
+    split = False  # a graph break: this guard's calls run fn in lazy mode (fused programs between host reads)
 
     def __init__(self, walk, tree, modes, arg_pos):
         self.guard, self.gather = walk.guard()
@@ -385,6 +405,9 @@ class _Compiled:
             program = self._compile(leaves, tree, modes)
         if program.eager:
             return self.fn(*args, **kwargs)
+        if program.split:
+            with _lazy_mode.lazy():
+                return self.fn(*args, **kwargs)
         return self._run(program, leaves)
 
     # ----- tracing ---------------------------------------------------------------------------------------------
@@ -498,6 +521,7 @@ class _Compiled:
             closed = jax.make_jaxpr(traced)(*arrays)
         except _HOST_READS as e:
             snapshot.all()
+            snapshot.hooks_back()
             return self._graph_break(program, e)
         except BaseException:
             snapshot.all()
@@ -552,18 +576,18 @@ class _Compiled:
         if self.fullgraph:
             raise RuntimeError(f"torchlike.compile(fullgraph=True): {self._name()} reads a tensor's value on the "
                                f"host{where}, which cannot be part of one program ({type(error).__name__}). Move the "
-                               f"read out of the compiled function, or compile with fullgraph=False to run this "
-                               f"signature eagerly.") from None
+                               f"read out of the compiled function, or compile with fullgraph=False to split the "
+                               f"program there (a graph break).") from None
         if config.verbose:
-            warnings.warn(f"torchlike.compile: graph break{where}: {self._name()} runs eagerly for this signature",
-                          stacklevel=4)
-        program.eager = True
+            warnings.warn(f"torchlike.compile: graph break{where}: {self._name()} runs as fused programs split at "
+                          f"its host reads (lazy mode) for this signature", stacklevel=4)
+        program.split = True
         self.programs.insert(0, program)
         return program
 
     def _cause(self, leaves, tree, modes):
         """Why the newest call matched no program (what the latest program's guard found changed)."""
-        last = next((p for p in self.programs if not p.eager), None)
+        last = next((p for p in self.programs if not (p.eager or p.split)), None)
         if last is None:
             return "a new signature"
         if last.tree != tree:

@@ -418,9 +418,11 @@ def _host_cut(array, axis, size):
 
 
 def _host_pad(array, axis, size):
-    """``array`` padded with zeros to ``size`` along ``axis``, on the host."""
+    """``array`` padded with zeros to ``size`` along ``axis``, on the host (traced when lazy mode records it)."""
     widths = [(0, 0)] * array.ndim
     widths[axis] = (0, size - array.shape[axis])
+    if isinstance(array, jax.core.Tracer):
+        return jnp.pad(array, widths)
     return jax.device_put(np.pad(np.asarray(array), widths))
 
 
