@@ -1,5 +1,5 @@
-"""The workloads and reports of ``python -m benchmarks`` (issue 16): each training step in six implementations
-(torchlike eager and compiled, torch eager and ``torch.compile``, JAX's ``value_and_grad`` un-jitted and under
+"""The workloads and reports of ``python -m benchmarks`` (issue 16): each training step in seven implementations
+(torchlike eager, lazy and compiled, torch eager and ``torch.compile``, JAX's ``value_and_grad`` un-jitted and under
 ``jax.jit``, the JAX ones with the optax update of the same optimizer), built from the same initial values and
 inputs, run paired in one process: interleaved rounds, the median of the per-round ratios."""
 import ctypes
@@ -22,7 +22,7 @@ import torchlike as tl
 from bench_core import _rounds
 from bench_rnn import jax_encoder_layer
 
-IMPLS = ("torchlike eager", "torchlike compiled", "torch eager", "torch.compile", "jax", "jax.jit")
+IMPLS = ("torchlike eager", "torchlike lazy", "torchlike compiled", "torch eager", "torch.compile", "jax", "jax.jit")
 RTOL = 1e-4  # the first steps' losses of every implementation agree with jax.jit's (float32)
 _OPTAX = {"SGD": lambda lr, momentum: optax.sgd(lr, momentum=momentum), "Adam": lambda lr: optax.adam(lr)}
 _SGD, _ADAM = ("SGD", dict(lr=0.01, momentum=0.9)), ("Adam", dict(lr=1e-3))
@@ -172,13 +172,15 @@ def _chain(n_ops=1000):
 
 
 def _framework_steps(make):
-    """torchlike and torch steps, eager and compiled, from ``make(module) -> (step, tensors to wait for)``."""
-    def torchlike(compiled):
+    """torchlike steps (eager, lazy, compiled) and torch steps (eager, compiled), from ``make(module) -> (step,
+    tensors to wait for)``."""
+    def torchlike(mode):
         step, leaves = make(tl)
-        run = tl.compile(step) if compiled else step
+        run = tl.compile(step) if mode == "compiled" else step
 
         def call():
-            loss = run()
+            with tl.lazy(mode == "lazy"):  # (leaving the block runs the pending program)
+                loss = run()
             jax.block_until_ready([t._data for t in leaves()])
             return loss
         return call
@@ -188,7 +190,8 @@ def _framework_steps(make):
         if compiled:
             torch._dynamo.reset()  # every workload's step is the same code object: no recompile limit, cold compile
         return torch.compile(step) if compiled else step
-    return {"torchlike eager": lambda: torchlike(False), "torchlike compiled": lambda: torchlike(True),
+    return {"torchlike eager": lambda: torchlike("eager"), "torchlike lazy": lambda: torchlike("lazy"),
+            "torchlike compiled": lambda: torchlike("compiled"),
             "torch eager": lambda: torch_(False), "torch.compile": lambda: torch_(True)}
 
 

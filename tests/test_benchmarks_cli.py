@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-IMPLS = ["torchlike eager", "torchlike compiled", "torch eager", "torch.compile", "jax", "jax.jit"]
+IMPLS = ["torchlike eager", "torchlike lazy", "torchlike compiled", "torch eager", "torch.compile", "jax", "jax.jit"]
 
 
 def _table(text, heading):
@@ -31,7 +31,7 @@ def test_quick_small_mlp(tmp_path):
     row = dict(zip(IMPLS + ["losses agree"], _table(text, "Step time, ratio to torch eager")[2][1:]))
     assert row["losses agree"].startswith("yes"), row
     assert row["torch eager"] == "1.00x" and row["torch.compile"] == "skipped"
-    for k in ("torchlike eager", "jax", "jax.jit"):
+    for k in ("torchlike eager", "torchlike lazy", "jax", "jax.jit"):
         assert re.fullmatch(r"\d+\.\d\dx", row[k]), row
     assert re.fullmatch(r"\d+\.\d\dx|n/a", row["torchlike compiled"]), row
     assert "Per-op overhead" not in text and "Peak memory" not in text

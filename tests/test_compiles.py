@@ -122,6 +122,18 @@ def test_persistent_compilation_cache_is_on_by_default(tmp_path, env, expected):
     assert out.strip() == expected.format(cache=tmp_path)
 
 
+@pytest.mark.parametrize("setting,frozen", [(None, True), ("0", False)])
+def test_objects_alive_at_import_are_frozen_out_of_the_collector(setting, frozen):
+    """torchlike's import ends with gc.freeze() (the tape's objects trigger full collections, which would rescan
+    everything alive since start-up); TORCHLIKE_GC_FREEZE=0 turns it off."""
+    code = "import gc, torchlike; print(gc.get_freeze_count())"
+    env = {k: v for k, v in os.environ.items() if k != "TORCHLIKE_GC_FREEZE"}
+    if setting is not None:
+        env["TORCHLIKE_GC_FREEZE"] = setting
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert (int(out) > 10000) is frozen, out
+
+
 def test_mask_reads_compile_a_bounded_number_of_times(caplog):
     """x[mask] and masked_select run a program padded to a power of two and cut on the host: masks of one shape
     with any counts of True values reuse a handful of programs; values and gradients are torch's."""

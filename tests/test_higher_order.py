@@ -752,7 +752,10 @@ def _op_entries():
     """Every table entry of the op modules, by (node name, forward): entries made per arity (cat of n tensors,
     einsum of n operands, x[...] with n index tensors, split into n pieces) share one forward and formula."""
     families = {}
-    for obj in gc.get_objects():
+    gc.unfreeze()  # (torchlike freezes what exists at its import, op entries included: gc.get_objects skips them)
+    objects = gc.get_objects()
+    gc.freeze()
+    for obj in objects:
         cls = type(obj)  # (not isinstance: some torch objects warn when their __class__ is read)
         if issubclass(cls, OpDef) and not issubclass(cls, _FnOp) and obj.forward.__module__.startswith(_OP_MODULES):
             families.setdefault((obj.name, obj.forward), []).append(obj)

@@ -147,3 +147,13 @@ def get_num_threads():
 
 from . import _xcache  # noqa: E402
 _xcache.prefetch()  # (the executables this script used first last time load while it goes on starting up)
+
+# The tape is Python objects (a Tensor and a Node per recorded op, a few more in lazy mode), so a training step
+# leaves thousands of objects alive long enough to reach the collector's oldest generation, and every few steps
+# that triggers a full collection, which rescans every object alive since start-up (~160,000 here, mostly JAX's
+# and NumPy's): a 1,000-op chain spent a quarter of its step in the collector. Those objects live as long as the
+# process, so they are moved out of the collector's sight (``gc.freeze()``, as long-running Python servers do);
+# nothing else about collection changes. TORCHLIKE_GC_FREEZE=0 turns this off.
+if _os.environ.get("TORCHLIKE_GC_FREEZE", "1") != "0":
+    import gc as _gc
+    _gc.freeze()

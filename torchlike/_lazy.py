@@ -37,8 +37,8 @@ the external arrays. A training loop records the same structure every step: it c
 tutorial with a wide random depth) would compile at nearly every sync, far slower than eager dispatch. When
 ``_THRASH`` of the last ``_WINDOW`` syncs compiled, recording pauses: the next ``_backoff`` calls run eagerly (as
 with ``key`` None), and recording resumes at the first boundary (``sync()``) after them, so a retry starts a step's
-program from its beginning. The window is kept: a retry that still compiles pauses again at once, for twice as
-long (up to ``_MAX_BACKOFF``); a window of hits restores the first length. ``stats["pauses"]`` counts pauses.
+program from its beginning. The window is kept: a retry that still compiles pauses again at once, for four times
+as long (up to ``_MAX_BACKOFF``: a retry costs a compile, so retries grow rare); a window of hits restores the first length. ``stats["pauses"]`` counts pauses.
 """
 import collections
 import os
@@ -52,7 +52,7 @@ _ArrayImpl = type(jnp.zeros(()))
 _MAX_CALLS = 4096
 stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0, "pauses": 0}
 _WINDOW, _THRASH = 8, 6  # the thrash guard (see the module docstring): recent syncs looked at, compiles among them
-_FIRST_BACKOFF, _MAX_BACKOFF = 2048, 65536  # calls run eagerly by a pause
+_FIRST_BACKOFF, _MAX_BACKOFF = 2048, 1 << 20  # calls run eagerly by a pause
 _recent = collections.deque(maxlen=_WINDOW)  # 1: that sync compiled
 _paused = 0  # > 0: calls still to run eagerly in a pause; -1: they ran, the pause ends at the next sync()
 _backoff = _FIRST_BACKOFF
@@ -154,7 +154,7 @@ class _Graph:
 
     def __init__(self, gen=0):
         self.gen = gen
-        self.calls = []  # (fn, refs, treedef)
+        self.calls = []  # (fn, refs)
         self.keys = []
         self.hash = 0
         self.ext = []  # the program's arguments (concrete arrays)
@@ -207,9 +207,13 @@ def call(fn, key, arrays):
         stats["eager"] += 1
         return fn(*arrays)
     refs, avals = [], []
+    gen = g.gen
     try:
         for a in arrays:
-            if a is None:
+            if type(a) is _LazyArray and a._value is None and a._gen == gen:  # (the common case, inlined)
+                refs.append(a._slot)
+                avals.append(a.aval)
+            elif a is None:
                 refs.append(None)
                 avals.append(None)
             else:
@@ -219,31 +223,39 @@ def call(fn, key, arrays):
     except _Eager:
         stats["eager"] += 1
         return fn(*arrays)
-    skey = (key, tuple(avals))
+    skey = (key, *avals)
     shaped = _shapes.get(skey)
     if shaped is None:
         specs = [None if v is None else jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
                  for v in avals]
         leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(lambda *a: fn(*a), *specs))
         shaped = _shapes[skey] = (tuple(jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)
-                                        for s in leaves), treedef)
+                                        for s in leaves), None if treedef == _LEAF else treedef)
     out_avals, treedef = shaped
-    k = (key, tuple(refs))
+    k = (key, *refs)
     g.keys.append(k)
     g.hash = hash((g.hash, k))
-    g.calls.append((fn, k[1], treedef))
-    outs = []
+    g.calls.append((fn, refs))
     slot = len(g.outs)
-    for aval in out_avals:
-        la = _LazyArray(aval, slot, g.gen)
-        g.outs.append(weakref.ref(la))
-        outs.append(la)
-        slot += 1
     stats["records"] += 1
-    result = treedef.unflatten(outs)
+    if treedef is None:  # one array
+        la = _LazyArray(out_avals[0], slot, gen)
+        g.outs.append(weakref.ref(la))
+        result = la
+    else:
+        outs = []
+        for aval in out_avals:
+            la = _LazyArray(aval, slot, gen)
+            g.outs.append(weakref.ref(la))
+            outs.append(la)
+            slot += 1
+        result = treedef.unflatten(outs)
     if len(g.calls) >= _MAX_CALLS:
         sync()
     return result
+
+
+_LEAF = jax.tree_util.tree_structure(0)
 
 
 def call_tree(fn, key, args):
@@ -274,7 +286,7 @@ def _replay(calls, live):
     """The pending program as a function of its external arguments, returning the live slots' values."""
     def program(*ext):
         vals = []
-        for fn, refs, _ in calls:
+        for fn, refs in calls:
             out = fn(*[None if r is None else vals[r] if r >= 0 else ext[-1 - r] for r in refs])
             vals.extend(jax.tree_util.tree_leaves(out))
         return [vals[s] for s in live]
@@ -320,7 +332,7 @@ def _guard(compiled):
     if compiled and n >= _THRASH:
         stats["pauses"] += 1
         _paused = _backoff
-        _backoff = min(2 * _backoff, _MAX_BACKOFF)
+        _backoff = min(4 * _backoff, _MAX_BACKOFF)
     elif not n and len(_recent) == _WINDOW:
         _backoff = _FIRST_BACKOFF
 

@@ -94,7 +94,7 @@ class _OpNode(Node):
             for g in grads:
                 args.append(g._data if g is not None else None)
             outs = []
-            for o in (compiled[0](*args) if _hook is not _lazy_hook else _lz.call(compiled[0], (op, key), args)):
+            for o in (compiled[0](*args) if _hook is not _lazy_hook else _lz.call(compiled[0], compiled[0], args)):
                 if o is not None:
                     t = _new(Tensor)
                     t._data = o
@@ -250,9 +250,10 @@ class OpDef:
         self._fwd[statics] = fn
         return fn
 
-    def _lazy_key(self, statics):
-        """What lazy mode records the forward under (None: it cannot be, its sizes depend on values)."""
-        return None if self._padded is not None else (self, statics)
+    def _lazy_key(self, fwd):
+        """What lazy mode records the jitted forward ``fwd`` under: the function itself (one per statics: it hashes
+        by identity), or None when it cannot be recorded (its sizes depend on values)."""
+        return None if self._padded is not None else fwd
 
     def _checked_forward(self, *args, **statics):
         """The forward, after torch's dtype refusals: checked while JAX traces it, so once per dtype signature."""
@@ -624,7 +625,7 @@ def _apply(op, args, statics, _hooked=False):
     if fwd is None:
         fwd = op._compile_forward(statics)
     try:
-        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(statics), arrays)
+        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(fwd), arrays)
     except (TypeError, ValueError):  # JAX's shape errors: torch's error when the operands do not broadcast
         _check_broadcast(arrays)
         raise
@@ -758,7 +759,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     if fwd is None:
         fwd = op._compile_forward(statics)
     try:
-        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(statics), arrays)
+        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(fwd), arrays)
     except (TypeError, ValueError):
         _check_broadcast(arrays)
         raise
