@@ -22,13 +22,22 @@ _BOTH_MODES = {"test_engine", "test_hooks", "test_saved_hooks", "test_views", "t
                "test_nn_spatial", "test_nn_utils_more", "test_optim", "test_optim_more"}
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "eager_only(reason): a test of eager dispatch itself, not run in lazy mode "
+                                       "(the README lists them)")
+
+
 def pytest_generate_tests(metafunc):
-    if metafunc.module.__name__.rpartition(".")[2] in _BOTH_MODES:
+    if (metafunc.module.__name__.rpartition(".")[2] in _BOTH_MODES
+            and metafunc.definition.get_closest_marker("eager_only") is None):
         metafunc.fixturenames.insert(0, "_dispatch_mode")
         metafunc.parametrize("_dispatch_mode", ["eager", "lazy"], indirect=True)
 
 
 @pytest.fixture
-def _dispatch_mode(request):
-    with torchlike.lazy(request.param == "lazy"):
+def _dispatch_mode(request, monkeypatch):
+    from torchlike import _lazy
+    _lazy._reset_guard()
+    monkeypatch.setattr(_lazy, "_THRASH", _lazy._WINDOW + 1)  # every op recorded: no thrash-guard pause (a test's
+    with torchlike.lazy(request.param == "lazy"):  # syncs are mostly new programs; tests/test_lazy.py tests it)
         yield

@@ -17,6 +17,7 @@ and errors (type and message).
     python tests/random_programs.py --n 5000            # thousands of programs; prints the smallest failure
     python tests/random_programs.py --seed 123 --show   # one program, printed as code
     python tests/random_programs.py --seed 123 --shrink # the smallest program that still differs
+    python tests/random_programs.py --n 500 --lazy      # torchlike's side in lazy mode (torchlike.lazy())
 
 Shapes come from a small fixed set, so the compiled kernels are reused across programs.
 """
@@ -1112,7 +1113,11 @@ def observe(program):
             break
         skip |= new
         expected = run(torch, program, skip)
-    return run(tl, program, skip), expected
+    with tl.lazy(_LAZY[0]):
+        return run(tl, program, skip), expected
+
+
+_LAZY = [False]  # --lazy: torchlike runs every program in lazy mode
 
 
 def _at(obs, path):
@@ -1184,7 +1189,12 @@ def main():
     parser.add_argument("--shrink", action="store_true", help="shrink every differing program")
     parser.add_argument("--all", action="store_true", help="include the ops in KNOWN_OPEN")
     parser.add_argument("--cache", default=None, help="JAX persistent compilation cache directory")
+    parser.add_argument("--lazy", action="store_true", help="run torchlike's side in lazy mode, every op recorded")
     args = parser.parse_args()
+    if args.lazy:
+        from torchlike import _lazy
+        _LAZY[0] = True
+        _lazy._THRASH = _lazy._WINDOW + 1  # (no thrash-guard pause: each program is new)
     if args.cache:
         import jax
         jax.config.update("jax_compilation_cache_dir", args.cache)

@@ -202,6 +202,31 @@ def test_training_loop_compiles_once_and_matches():
     assert compiles[0] > runs["eager"][2][-1]
 
 
+def test_old_buffers_are_donated_unless_held():
+    """A step's program reuses the buffers of the values it replaces (old parameters, optimizer state) when nothing
+    else holds them; an alias, a NumPy view or a torch tensor sharing one keeps its old values."""
+    import interop
+    params = _mlp(tl)
+    opt = tl.optim.Adam(params, lr=1e-2)
+    x, y = (tl.tensor(a) for a in _data(0))
+    for _ in range(2):
+        with tl.lazy():
+            _step(tl, TF, params, opt, x, y)
+    before = _lazy.stats["donated"]
+    with tl.lazy():
+        _step(tl, TF, params, opt, x, y)
+    assert _lazy.stats["donated"] - before >= 3 * len(params)  # parameters, exp_avg, exp_avg_sq
+    alias = params[0].detach()  # shares the parameter's storage: sees the update, as in torch
+    held = [params[1].detach().numpy(), interop.to_torch(params[2].detach())]  # NumPy and torch views of the data
+    copies = [np.array(h) for h in held]
+    with tl.lazy():
+        _step(tl, TF, params, opt, x, y)
+    for h, c in zip(held, copies):
+        np.testing.assert_array_equal(np.array(h), c)  # (views of eager torchlike's arrays keep them, too)
+    np.testing.assert_array_equal(alias.numpy(), params[0].detach().numpy())
+    assert not np.array_equal(params[1].detach().numpy(), copies[0])
+
+
 def test_scalars_are_arguments():
     x = tl.tensor(X)
     with tl.lazy():

@@ -179,6 +179,8 @@ def test_param_groups_with_different_options():
     _assert_runs_same(_run(make_adam))
 
 
+@pytest.mark.eager_only("counts the optimizer's jitted traces; lazy mode records the update into "
+                        "the step's program (tests/test_lazy.py: a loop compiles once)")
 def test_one_compile_per_structure_and_no_recompile_when_lr_changes():
     """A step over all parameters is one traced function: traced once, not again when lr (by hand or by a
     scheduler) or other numeric options change, or when the momentum buffers come into existence."""

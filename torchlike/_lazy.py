@@ -42,6 +42,7 @@ as long (up to ``_MAX_BACKOFF``: a retry costs a compile, so retries grow rare);
 """
 import collections
 import os
+import sys
 import weakref
 
 import jax
@@ -50,7 +51,7 @@ import numpy as np
 
 _ArrayImpl = type(jnp.zeros(()))
 _MAX_CALLS = 4096
-stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0, "pauses": 0}
+stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0, "pauses": 0, "donated": 0}
 _WINDOW, _THRASH = 8, 6  # the thrash guard (see the module docstring): recent syncs looked at, compiles among them
 _FIRST_BACKOFF, _MAX_BACKOFF = 2048, 1 << 20  # calls run eagerly by a pause
 _recent = collections.deque(maxlen=_WINDOW)  # 1: that sync compiled
@@ -311,17 +312,32 @@ def sync():
     if not live:
         return
     stats["syncs"] += 1
-    ck = (g.hash, len(g.keys), tuple(live))
+    donate = _donatable(g.ext, targets)
+    ck = (g.hash, len(g.keys), tuple(live), donate)
     entry = _programs.get(ck)
     if entry is None or entry[0] != g.keys:
         stats["compiles"] += 1
-        entry = _programs[ck] = (g.keys, jax.jit(_replay(g.calls, live)))
+        entry = _programs[ck] = (g.keys, jax.jit(_replay(g.calls, live), donate_argnums=donate))
         _guard(1)
     else:
         stats["hits"] += 1
         _guard(0)
     for la, v in zip(targets, entry[1](*g.ext)):
         la._value = v
+
+
+def _donatable(ext, targets):
+    """The arguments the program may overwrite: arrays nothing but the program holds (a parameter's old value once
+    an in-place update was recorded; not one a tensor, a view, a saved tensor, a cache or the user still holds),
+    each matched to a result of its shape and dtype, whose buffer XLA then reuses."""
+    free = collections.Counter(la.aval for la in targets)
+    donate = []
+    for i in range(len(ext)):
+        if sys.getrefcount(ext[i]) <= 2 and free[ext[i].aval] > 0:  # (2: the list and getrefcount's argument)
+            free[ext[i].aval] -= 1
+            donate.append(i)
+    stats["donated"] += len(donate)
+    return tuple(donate)
 
 
 def _guard(compiled):
