@@ -1,4 +1,4 @@
-"""``python -m benchmarks``: every workload of issue 16 in six implementations, paired in one process; writes
+"""``python -m benchmarks``: every workload of issues 16 and 18 in seven implementations, paired in one process; writes
 benchmarks/results.md (tables of ratios, times, first-call times, per-op overhead, the chain's peak memory) and
 benchmarks/results.png.
 
