@@ -324,6 +324,31 @@ def test_graph_break_runs_hooks_registered_before_it_once():
         _close(x1.grad.numpy(), x2.grad.numpy(), torch.float64)
 
 
+def test_global_step_calling_opt_step_compiles_twice_then_replays():
+    """``@torch.compile def step(...): ... opt.step()`` at module level: the walk follows the global names the code
+    reads, not its attribute names, so it does not guard on the compiled ``step`` itself (it recompiled per call)."""
+    ns = {"torch": torch, "nn": nn, "__name__": "user_script"}
+    exec(compile("""
+model = nn.Linear(6, 3, dtype=torch.float64)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+@torch.compile
+def step(x):
+    opt.zero_grad()
+    loss = model(x).pow(2).sum()
+    loss.backward()
+    opt.step()
+    return loss
+""", "<module with a global step>", "exec"), ns)
+    x = torch.randn(4, 6, dtype=torch.float64)
+    for _ in range(2):  # (no .grad and no momentum yet, then the steady state)
+        ns["step"](x)
+    warm = ns["step"].compiles
+    for _ in range(3):
+        ns["step"](x)
+    assert ns["step"].compiles == warm <= 2
+
+
 def test_compiled_module_is_an_optimized_module():
     m1, m2 = _pair(lambda: _mlp(torch.float64, nn.BatchNorm1d(8)))
     cm = torch.compile(m2)

@@ -28,6 +28,7 @@ What does not carry over from eager:
 - Tensors reachable only through objects the walk does not enter (library objects, lists or dicts longer than
   ``config.walk_container_limit``) are read as constants of the program.
 """
+import dis
 import functools
 import sys
 import traceback
@@ -126,6 +127,8 @@ class _Walk:
             self._dict(obj, name, what, depth)
         elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
             self._function(obj, name, what, depth)
+        elif isinstance(obj, _Compiled):  # another compiled function fn calls: its state, not its programs
+            self.visit(obj.fn, f"{name}.fn", what, depth)
         elif depth < config.walk_depth and hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)) \
                 and (isinstance(obj, Module) or not _is_library(obj) or _is_state_owner(obj)):
             attrs = vars(obj)
@@ -234,12 +237,18 @@ def _is_state_owner(obj):
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def _global_names(code):
-    names = set(code.co_names)
+    """The global names ``code`` (and the functions it defines) reads or writes: not its attribute names, so
+    ``opt.step()`` inside a function does not make the walk enter a global named ``step``."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names.update(_global_names(const))
     return tuple(sorted(names))
+
+
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"})
 
 
 class _Key:
