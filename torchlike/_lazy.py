@@ -26,8 +26,11 @@ constants, so one program serves every value. Tracers (``torchlike.compile``), a
 the position of an external argument, whose aval is folded in when it first appears) to the program's structure
 and folds it into a running hash, so a step costs no more than recording it. ``sync()`` keeps the outputs still
 referenced (weak references: a value nobody holds is dead code XLA removes), looks up
-``(hash, size, live outputs)`` (checked against the full structure), compiles on a miss and runs the program with
-the external arrays. A training loop records the same structure every step: it compiles once, then replays.
+``(hash, size, live outputs, donated arguments)`` (checked against the full structure), compiles on a miss and
+runs the program with the external arrays. A training loop records the same structure every step: it compiles
+once, then replays. An external array that only the program holds (a parameter's value before its recorded
+in-place update) is donated to it when a result has its shape and dtype (``_donatable``). Keys are the jitted
+functions themselves (one per op and statics, hashed by identity) or, for ``call_tree``, a tuple.
 
 **Boundaries** (``sync()``): any materialization above, leaving the outermost ``lazy()`` context,
 ``optimizer.step()``, ``torchlike.sync()`` (torch_xla's ``mark_step``), and a program reaching ``_MAX_CALLS``.
@@ -38,7 +41,8 @@ tutorial with a wide random depth) would compile at nearly every sync, far slowe
 ``_THRASH`` of the last ``_WINDOW`` syncs compiled, recording pauses: the next ``_backoff`` calls run eagerly (as
 with ``key`` None), and recording resumes at the first boundary (``sync()``) after them, so a retry starts a step's
 program from its beginning. The window is kept: a retry that still compiles pauses again at once, for four times
-as long (up to ``_MAX_BACKOFF``: a retry costs a compile, so retries grow rare); a window of hits restores the first length. ``stats["pauses"]`` counts pauses.
+as long (up to ``_MAX_BACKOFF``: a retry costs a compile, so retries grow rare); a window of hits restores the first
+length. ``stats["pauses"]`` counts pauses.
 """
 import collections
 import os
@@ -51,6 +55,7 @@ import numpy as np
 
 _ArrayImpl = type(jnp.zeros(()))
 _MAX_CALLS = 4096
+_MAX_PROGRAMS = 1024  # cached programs kept (then the cache starts again: code with ever new graphs stays bounded)
 stats = {"records": 0, "eager": 0, "syncs": 0, "compiles": 0, "hits": 0, "pauses": 0, "donated": 0}
 _WINDOW, _THRASH = 8, 6  # the thrash guard (see the module docstring): recent syncs looked at, compiles among them
 _FIRST_BACKOFF, _MAX_BACKOFF = 2048, 1 << 20  # calls run eagerly by a pause
@@ -317,6 +322,9 @@ def sync():
     entry = _programs.get(ck)
     if entry is None or entry[0] != g.keys:
         stats["compiles"] += 1
+        if len(_programs) >= _MAX_PROGRAMS:
+            _programs.clear()
+            _shapes.clear()
         entry = _programs[ck] = (g.keys, jax.jit(_replay(g.calls, live), donate_argnums=donate))
         _guard(1)
     else:

@@ -237,7 +237,6 @@ def _is_state_owner(obj):
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def _global_names(code):
     """The global names ``code`` (and the functions it defines) reads or writes: not its attribute names, so
     ``opt.step()`` inside a function does not make the walk enter a global named ``step``."""
