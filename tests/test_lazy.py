@@ -227,6 +227,40 @@ def test_old_buffers_are_donated_unless_held():
     assert not np.array_equal(params[1].detach().numpy(), copies[0])
 
 
+def test_other_threads_run_eagerly_while_one_records():
+    """Lazy mode belongs to the thread that turned it on: DataLoader's worker threads (and any other) dispatch
+    eagerly, and a pending value read from another thread is computed safely."""
+    import threading
+    x = tl.tensor(X)
+    seen = {}
+    with tl.lazy():
+        pending = x.sin() * 2
+        assert type(pending._data) is _lazy._LazyArray
+
+        def worker():
+            seen["type"] = type((x.cos() + 1)._data)
+            seen["value"] = pending.sum().item()  # reads the recording thread's pending value
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        more = pending + 1  # the recording thread goes on
+    assert seen["type"] is not _lazy._LazyArray
+    assert seen["value"] == pytest.approx(float((np.sin(X) * 2).sum()), rel=1e-5)
+    np.testing.assert_allclose(more.numpy(), np.sin(X) * 2 + 1, rtol=1e-6)
+
+
+def test_training_with_worker_threads_matches_eager():
+    data = tl.utils.data.TensorDataset(*(tl.tensor(a) for a in _data(0, batch=64)))
+    runs = []
+    for lazy in (False, True):
+        params = _mlp(tl)
+        opt = tl.optim.Adam(params, lr=1e-2)
+        loader = tl.utils.data.DataLoader(data, batch_size=8, num_workers=2)
+        with tl.lazy(lazy):
+            runs.append([_step(tl, TF, params, opt, x, y).item() for x, y in loader])
+    np.testing.assert_allclose(runs[1], runs[0], rtol=1e-5)
+
+
 def test_scalars_are_arguments():
     x = tl.tensor(X)
     with tl.lazy():

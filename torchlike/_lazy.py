@@ -47,6 +47,7 @@ length. ``stats["pauses"]`` counts pauses.
 import collections
 import os
 import sys
+import threading
 import weakref
 
 import jax
@@ -66,7 +67,11 @@ _backoff = _FIRST_BACKOFF
 
 class _State:
     on = os.environ.get("TORCHLIKE_LAZY", "") not in ("", "0")  # lazy mode's switch (set by torchlike.lazy())
+    owner = threading.main_thread().ident  # the thread that records (the one that turned lazy mode on)
     device = None  # the default device (pending values live there)
+
+
+_lock = threading.RLock()  # recording and sync(): another thread may read a pending value (and so sync) meanwhile
 
 
 class _LazyArray:
@@ -206,59 +211,65 @@ def call(fn, key, arrays):
     """Record ``fn(*arrays)`` (arrays: jax.Arrays, _LazyArrays or None) and return its output structure with a
     _LazyArray per array; run it eagerly when it cannot be recorded (``key`` None, tracers, other devices)."""
     global _paused
-    g = _graph
+    if threading.get_ident() != _State.owner:  # another thread (DataLoader workers): its ops run eagerly
+        return fn(*arrays)
     if key is None or _paused:
         if _paused > 0:
             _paused = _paused - 1 or -1
         stats["eager"] += 1
         return fn(*arrays)
-    refs, avals = [], []
-    gen = g.gen
+    _lock.acquire()
     try:
-        for a in arrays:
-            if type(a) is _LazyArray and a._value is None and a._gen == gen:  # (the common case, inlined)
-                refs.append(a._slot)
-                avals.append(a.aval)
-            elif a is None:
-                refs.append(None)
-                avals.append(None)
-            else:
-                r, aval = _ref(g, a)
-                refs.append(r)
-                avals.append(aval)
-    except _Eager:
-        stats["eager"] += 1
-        return fn(*arrays)
-    skey = (key, *avals)
-    shaped = _shapes.get(skey)
-    if shaped is None:
-        specs = [None if v is None else jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
-                 for v in avals]
-        leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(lambda *a: fn(*a), *specs))
-        shaped = _shapes[skey] = (tuple(jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)
-                                        for s in leaves), None if treedef == _LEAF else treedef)
-    out_avals, treedef = shaped
-    k = (key, *refs)
-    g.keys.append(k)
-    g.hash = hash((g.hash, k))
-    g.calls.append((fn, refs))
-    slot = len(g.outs)
-    stats["records"] += 1
-    if treedef is None:  # one array
-        la = _LazyArray(out_avals[0], slot, gen)
-        g.outs.append(weakref.ref(la))
-        result = la
-    else:
-        outs = []
-        for aval in out_avals:
-            la = _LazyArray(aval, slot, gen)
+        g = _graph
+        refs, avals = [], []
+        gen = g.gen
+        try:
+            for a in arrays:
+                if type(a) is _LazyArray and a._value is None and a._gen == gen:  # (the common case, inlined)
+                    refs.append(a._slot)
+                    avals.append(a.aval)
+                elif a is None:
+                    refs.append(None)
+                    avals.append(None)
+                else:
+                    r, aval = _ref(g, a)
+                    refs.append(r)
+                    avals.append(aval)
+        except _Eager:
+            stats["eager"] += 1
+            return fn(*arrays)
+        skey = (key, *avals)
+        shaped = _shapes.get(skey)
+        if shaped is None:
+            specs = [None if v is None else jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
+                     for v in avals]
+            leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(lambda *a: fn(*a), *specs))
+            shaped = _shapes[skey] = (tuple(jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)
+                                            for s in leaves), None if treedef == _LEAF else treedef)
+        out_avals, treedef = shaped
+        k = (key, *refs)
+        g.keys.append(k)
+        g.hash = hash((g.hash, k))
+        g.calls.append((fn, refs))
+        slot = len(g.outs)
+        stats["records"] += 1
+        if treedef is None:  # one array
+            la = _LazyArray(out_avals[0], slot, gen)
             g.outs.append(weakref.ref(la))
-            outs.append(la)
-            slot += 1
-        result = treedef.unflatten(outs)
-    if len(g.calls) >= _MAX_CALLS:
-        sync()
-    return result
+            result = la
+        else:
+            outs = []
+            for aval in out_avals:
+                la = _LazyArray(aval, slot, gen)
+                g.outs.append(weakref.ref(la))
+                outs.append(la)
+                slot += 1
+            result = treedef.unflatten(outs)
+        if len(g.calls) >= _MAX_CALLS:
+            sync()
+        return result
+    finally:
+        _lock.release()
 
 
 _LEAF = jax.tree_util.tree_structure(0)
@@ -301,6 +312,11 @@ def _replay(calls, live):
 
 def sync():
     """Run the pending program (compiled once per structure) and give every live pending array its value."""
+    with _lock:
+        _sync()
+
+
+def _sync():
     global _graph, _paused
     if _paused < 0:  # a pause is over: record again from this boundary
         _paused = 0

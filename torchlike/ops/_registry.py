@@ -39,6 +39,7 @@ only shapes, dtypes and graph structure, so all of this also runs on JAX tracers
 """
 import collections
 import inspect
+import threading
 
 import jax
 import jax.extend
@@ -609,6 +610,8 @@ def set_lazy(on):
     global _hook
     if not on:
         _lz.sync()
+    else:
+        _lz._State.owner = threading.get_ident()
     _lz._State.on = on
     if _hook is None or _hook is _lazy_hook:
         _hook = _lazy_hook if on else None
