@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 # Lazy mode keeps eager semantics (issue 18): the tests of the engine, hooks, views, in-place ops, custom
 # Functions, nn and optim run in both modes, once with ops dispatched ([eager]) and once recorded and run as fused
-# programs ([lazy], inside torchlike.lazy()). TORCHLIKE_LAZY=1 runs every test lazily instead.
+# programs ([lazy], inside torchlike.lazy()). With TORCHLIKE_LAZY=1 the other test files run lazily too.
 _BOTH_MODES = {"test_engine", "test_hooks", "test_saved_hooks", "test_views", "test_view_modes",
                "test_inplace_checks", "test_inplace_methods", "test_function", "test_functional", "test_nn_module",
                "test_nn_layers", "test_nn_functional", "test_nn_activations_losses", "test_nn_init", "test_nn_rnn",
