@@ -41,3 +41,28 @@ def _dispatch_mode(request, monkeypatch):
     monkeypatch.setattr(_lazy, "_THRASH", _lazy._WINDOW + 1)  # every op recorded: no thrash-guard pause (a test's
     with torchlike.lazy(request.param == "lazy"):  # syncs are mostly new programs; tests/test_lazy.py tests it)
         yield
+
+
+# Each compiled XLA executable alive in a process holds ~3 memory mappings of JIT code; a test worker builds tens of
+# thousands, and at Linux's vm.max_map_count (65,530) XLA crashed in a late compile (a segfault in JAX's cache write,
+# or "Failed to materialize symbols"), at the same tests in every run. Past 60% of the limit the worker drops every
+# executable it holds (torchlike._xcache.clear_caches); later tests load them again from the persistent cache.
+def _map_limit():
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read()) * 6 // 10
+    except OSError:  # (not Linux)
+        return None
+
+
+_MAP_LIMIT, _ran = _map_limit(), [0]
+
+
+def pytest_runtest_teardown(item):
+    _ran[0] += 1
+    if _MAP_LIMIT is None or _ran[0] % 25:
+        return
+    with open("/proc/self/maps") as f:
+        if sum(1 for _ in f) > _MAP_LIMIT:
+            from torchlike import _xcache
+            _xcache.clear_caches()

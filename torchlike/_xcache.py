@@ -63,6 +63,7 @@ def jit(fn, name, static_argnums=(), static_argnames=()):
         return plain
     static, static_names = tuple(static_argnums), tuple(static_argnames)
     loaded = {}  # key -> the executable's own cache-miss function (None: not serializable, JAX's path)
+    _all_loaded.append(loaded)
     own = []  # the function's part of the key, made once
 
     def cache_miss(*args, **kwargs):
@@ -87,6 +88,18 @@ def jit(fn, name, static_argnums=(), static_argnames=()):
 
     return _jax.pjit(name, fn, cache_miss, static, static_names, _pxla.JitGlobalCppCacheKeys(),
                      _tree_util.dispatch_registry, _pxla.cc_shard_arg)
+
+
+_all_loaded = []  # every jit's ``loaded`` (for clear_caches)
+
+
+def clear_caches():
+    """Drop every executable this process holds (``jax.clear_caches()`` and torchlike's own references): each is a
+    few memory mappings of JIT code, and a process that has built ~20,000 of them reaches Linux's default limit of
+    65,530 mappings, where XLA crashes. Later calls load or compile them again."""
+    for loaded in _all_loaded:
+        loaded.clear()
+    jax.clear_caches()
 
 
 def _directory():
