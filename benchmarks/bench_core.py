@@ -50,6 +50,17 @@ def mlp_data():
     return ws, bs, x, y
 
 
+def mlp_loss(F, params, x, y):
+    """The MLP's loss in torch or torchlike (``F``: its ``nn.functional``): linear layers with relu between them,
+    then log_softmax and nll_loss."""
+    h = x
+    for i in range(3):
+        h = F.linear(h, params[2 * i], params[2 * i + 1])
+        if i < 2:
+            h = F.relu(h)
+    return F.nll_loss(F.log_softmax(h, dim=1), y)
+
+
 def mlp_workload():
     ws, bs, x, y = mlp_data()
 
@@ -57,12 +68,7 @@ def mlp_workload():
     tl_x, tl_y = tl.tensor(x), tl.tensor(y)
 
     def step_torchlike():
-        h = tl_x
-        for i in range(3):
-            h = TF.linear(h, tl_params[2 * i], tl_params[2 * i + 1])
-            if i < 2:
-                h = TF.relu(h)
-        loss = TF.nll_loss(TF.log_softmax(h, dim=1), tl_y)
+        loss = mlp_loss(TF, tl_params, tl_x, tl_y)
         for p in tl_params:
             p.grad = None
         loss.backward()
@@ -72,12 +78,7 @@ def mlp_workload():
     t_x, t_y = torch.tensor(x), torch.tensor(y)
 
     def step_torch():
-        h = t_x
-        for i in range(3):
-            h = torch.nn.functional.linear(h, t_params[2 * i], t_params[2 * i + 1])
-            if i < 2:
-                h = torch.relu(h)
-        loss = torch.nn.functional.nll_loss(torch.log_softmax(h, dim=1), t_y)
+        loss = mlp_loss(torch.nn.functional, t_params, t_x, t_y)
         for p in t_params:
             p.grad = None
         loss.backward()
