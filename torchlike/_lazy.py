@@ -218,58 +218,55 @@ def call(fn, key, arrays):
             _paused = _paused - 1 or -1
         stats["eager"] += 1
         return fn(*arrays)
-    _lock.acquire()
+    with _lock:
+        return _record(fn, key, arrays)
+
+
+def _record(fn, key, arrays):
+    """``call``'s recording (under the lock)."""
+    g = _graph
+    refs, avals = [], []
+    gen = g.gen
     try:
-        g = _graph
-        refs, avals = [], []
-        gen = g.gen
-        try:
-            for a in arrays:
-                if type(a) is _LazyArray and a._value is None and a._gen == gen:  # (the common case, inlined)
-                    refs.append(a._slot)
-                    avals.append(a.aval)
-                elif a is None:
-                    refs.append(None)
-                    avals.append(None)
-                else:
-                    r, aval = _ref(g, a)
-                    refs.append(r)
-                    avals.append(aval)
-        except _Eager:
-            stats["eager"] += 1
-            return fn(*arrays)
-        skey = (key, *avals)
-        shaped = _shapes.get(skey)
-        if shaped is None:
-            specs = [None if v is None else jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
-                     for v in avals]
-            leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(lambda *a: fn(*a), *specs))
-            shaped = _shapes[skey] = (tuple(jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)
-                                            for s in leaves), None if treedef == _LEAF else treedef)
-        out_avals, treedef = shaped
-        k = (key, *refs)
-        g.keys.append(k)
-        g.hash = hash((g.hash, k))
-        g.calls.append((fn, refs))
-        slot = len(g.outs)
-        stats["records"] += 1
-        if treedef is None:  # one array
-            la = _LazyArray(out_avals[0], slot, gen)
-            g.outs.append(weakref.ref(la))
-            result = la
-        else:
-            outs = []
-            for aval in out_avals:
-                la = _LazyArray(aval, slot, gen)
-                g.outs.append(weakref.ref(la))
-                outs.append(la)
-                slot += 1
-            result = treedef.unflatten(outs)
-        if len(g.calls) >= _MAX_CALLS:
-            sync()
-        return result
-    finally:
-        _lock.release()
+        for a in arrays:
+            if type(a) is _LazyArray and a._value is None and a._gen == gen:  # (the common case, inlined)
+                refs.append(a._slot)
+                avals.append(a.aval)
+            elif a is None:
+                refs.append(None)
+                avals.append(None)
+            else:
+                r, aval = _ref(g, a)
+                refs.append(r)
+                avals.append(aval)
+    except _Eager:
+        stats["eager"] += 1
+        return fn(*arrays)
+    skey = (key, *avals)
+    shaped = _shapes.get(skey)
+    if shaped is None:
+        specs = [None if v is None else jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
+                 for v in avals]
+        leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(lambda *a: fn(*a), *specs))
+        shaped = _shapes[skey] = (tuple(jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)
+                                        for s in leaves), None if treedef == _LEAF else treedef)
+    out_avals, treedef = shaped
+    k = (key, *refs)
+    g.keys.append(k)
+    g.hash = hash((g.hash, k))
+    g.calls.append((fn, refs))
+    slot = len(g.outs)
+    stats["records"] += 1
+    outs = []
+    for aval in out_avals:
+        la = _LazyArray(aval, slot, gen)
+        g.outs.append(weakref.ref(la))
+        outs.append(la)
+        slot += 1
+    result = outs[0] if treedef is None else treedef.unflatten(outs)  # (None: one array)
+    if len(g.calls) >= _MAX_CALLS:
+        sync()
+    return result
 
 
 _LEAF = jax.tree_util.tree_structure(0)

@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 
 import jax
 import numpy as np
@@ -62,8 +63,8 @@ def jit(fn, name, static_argnums=(), static_argnames=()):
     if not _ENABLED:
         return plain
     static, static_names = tuple(static_argnums), tuple(static_argnames)
-    loaded = {}  # key -> the executable's own cache-miss function (None: not serializable, JAX's path)
-    _all_loaded.append(loaded)
+    loaded = _Loaded()  # key -> the executable's own cache-miss function (None: not serializable, JAX's path)
+    _all_loaded[id(loaded)] = loaded
     own = []  # the function's part of the key, made once
 
     def cache_miss(*args, **kwargs):
@@ -90,14 +91,20 @@ def jit(fn, name, static_argnums=(), static_argnames=()):
                      _tree_util.dispatch_registry, _pxla.cc_shard_arg)
 
 
-_all_loaded = []  # every jit's ``loaded`` (for clear_caches)
+class _Loaded(dict):
+    """A jit's loaded executables (a dict that ``_all_loaded`` can reference weakly)."""
+
+    __slots__ = ("__weakref__",)
+
+
+_all_loaded = weakref.WeakValueDictionary()  # every live jit's ``loaded`` (for clear_caches; a dropped jit's goes)
 
 
 def clear_caches():
     """Drop every executable this process holds (``jax.clear_caches()`` and torchlike's own references): each is a
     few memory mappings of JIT code, and a process that has built ~20,000 of them reaches Linux's default limit of
     65,530 mappings, where XLA crashes. Later calls load or compile them again."""
-    for loaded in _all_loaded:
+    for loaded in list(_all_loaded.values()):
         loaded.clear()
     jax.clear_caches()
 
