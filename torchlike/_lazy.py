@@ -54,6 +54,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _roll
+
 _ArrayImpl = type(jnp.zeros(()))
 _MAX_CALLS = 4096
 _MAX_PROGRAMS = 1024  # cached programs kept (then the cache starts again: code with ever new graphs stays bounded)
@@ -338,7 +340,7 @@ def _sync():
         if len(_programs) >= _MAX_PROGRAMS:
             _programs.clear()
             _shapes.clear()
-        entry = _programs[ck] = (g.keys, jax.jit(_replay(g.calls, live), donate_argnums=donate))
+        entry = _programs[ck] = (g.keys, jax.jit(_roll.rolled(_replay(g.calls, live)), donate_argnums=donate))
         _guard(1)
     else:
         stats["hits"] += 1

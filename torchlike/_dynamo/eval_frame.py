@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _grad_mode as _gm, _lazy_mode
+from .. import _grad_mode as _gm, _lazy_mode, _roll
 from .._graph import Node, _ALL_FREED, _FREED, _FREED_MSG
 from .._tensor import _NO_VC, Tensor, _wrap
 from ..autograd import grad as _autograd_grad
@@ -562,7 +562,8 @@ class _Compiled:
                 program.live.append(False)
         program.out_tree = found["out_tree"]
         program.jaxpr = closed  # (what the program computes, for users who want to look: print(program.jaxpr))
-        fun = jax.extend.core.jaxpr_as_fun(closed)
+        fun = (functools.partial(_roll.evaluate_flat, closed) if config.roll_loops
+               else jax.extend.core.jaxpr_as_fun(closed))
         program.jitted = _split(jax.jit(fun), found["n_outs"], program.checks)
         kept = found.get("kept", set())  # (with checks: the state a failed check gives back unchanged)
         program.donate = tuple(n_args + k for kind, k in program.writes
