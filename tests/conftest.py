@@ -10,6 +10,7 @@ jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 import torchlike  # noqa: E402,F401  (turns on x64 before any test builds arrays)
+from torchlike import _xcache  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -47,22 +48,10 @@ def _dispatch_mode(request, monkeypatch):
 # thousands, and at Linux's vm.max_map_count (65,530) XLA crashed in a late compile (a segfault in JAX's cache write,
 # or "Failed to materialize symbols"), at the same tests in every run. Past 60% of the limit the worker drops every
 # executable it holds (torchlike._xcache.clear_caches); later tests load them again from the persistent cache.
-def _map_limit():
-    try:
-        with open("/proc/sys/vm/max_map_count") as f:
-            return int(f.read()) * 6 // 10
-    except OSError:  # (not Linux)
-        return None
-
-
-_MAP_LIMIT, _ran = _map_limit(), [0]
+_ran = [0]
 
 
 def pytest_runtest_teardown(item):
     _ran[0] += 1
-    if _MAP_LIMIT is None or _ran[0] % 25:
-        return
-    with open("/proc/self/maps") as f:
-        if sum(1 for _ in f) > _MAP_LIMIT:
-            from torchlike import _xcache
-            _xcache.clear_caches()
+    if _ran[0] % 25 == 0 and _xcache.over_map_limit():  # (torchlike's own valve waits for the next eager op)
+        _xcache.clear_caches()

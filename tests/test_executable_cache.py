@@ -203,3 +203,29 @@ def test_the_programs_a_script_used_first_load_ahead_on_the_next_run(tmp_path):
     assert list(pathlib.Path(tmp_path, "torchlike-xla").glob("*/manifest-*"))
     assert cold["ahead"] == 0 and warm["ahead"] > 0 and warm["loaded"] > 0  # loaded ahead while it slept
     assert warm["values"] == cold["values"] and warm["bits"] == cold["bits"]
+
+
+def test_past_the_mapping_limit_the_next_eager_op_drops_every_executable(monkeypatch):
+    """The valve against vm.max_map_count: counted at compiles, relieved at the next op outside any trace."""
+    from torchlike.ops import _registry
+    dropped = []
+    monkeypatch.setattr(_xcache, "MAP_LIMIT", 0)  # (every count is past it)
+    monkeypatch.setattr(_xcache, "_CHECK_EVERY", 1)
+    monkeypatch.setattr(_xcache, "clear_caches", lambda: dropped.append(True))
+    monkeypatch.setattr(_registry, "_pressure", False)
+    x = tl.tensor(np.linspace(0, 1, 1237 * 3).reshape(3, 1237, 1), dtype=tl.float64)
+    y = x.sin()  # (a shape no other test compiles: a compile or a load, so an event)
+    assert _registry._pressure and not dropped  # (not inside the compile: at the next op)
+    traced = []
+    jax.make_jaxpr(lambda a: traced.append(_xcache.relieve()) or a)(1.0)
+    assert traced == [False] and not dropped  # (never during a trace)
+    z = y.cos()
+    assert dropped == [True]  # (and cos's own compile found the count still past the limit: pressure again)
+    np.testing.assert_allclose(z.numpy(), np.cos(np.sin(x.numpy())))
+
+
+def test_relieve_really_drops_and_later_ops_compile_again():
+    x = tl.tensor(np.arange(5.0), dtype=tl.float64)
+    before = x.exp().numpy()
+    assert _xcache.relieve()
+    np.testing.assert_allclose(x.exp().numpy(), before)

@@ -109,6 +109,56 @@ def clear_caches():
     jax.clear_caches()
 
 
+# ----- the mapping valve: a long-running process that compiles without end (new shapes every step) -------------
+# Each executable alive holds ~3 memory mappings of JIT code; at Linux's vm.max_map_count (65,530 by default: about
+# 20,000 executables) XLA crashes in its next compile. Every _CHECK_EVERY compiles or loads the process's mappings
+# are counted; past 60% of the limit, the next eager op (outside any trace) drops every executable held
+# (clear_caches); later calls load or compile what they need again.
+_CHECK_EVERY = 128
+_COMPILE_EVENTS = ("/jax/core/compile/backend_compile_duration", LOAD_EVENT)
+
+
+def _map_limit():
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read()) * 6 // 10
+    except (OSError, ValueError):  # (not Linux: no such limit to watch)
+        return None
+
+
+MAP_LIMIT = _map_limit()
+on_pressure = []  # called (no arguments) when the mappings pass MAP_LIMIT: they arrange for relieve() to run
+_events = [0]
+
+
+def over_map_limit():
+    """Whether this process's memory mappings are past MAP_LIMIT."""
+    if MAP_LIMIT is None:
+        return False
+    with open("/proc/self/maps", "rb") as f:
+        return f.read().count(b"\n") > MAP_LIMIT
+
+
+def _on_event(event, duration, **kwargs):
+    if event in _COMPILE_EVENTS:
+        _events[0] += 1
+        if _events[0] % _CHECK_EVERY == 0 and over_map_limit():
+            for fn in on_pressure:
+                fn()
+
+
+def relieve():
+    """Drop every executable (clear_caches) if no trace is under way; whether it did."""
+    if not _core.trace_state_clean():
+        return False
+    clear_caches()
+    return True
+
+
+if MAP_LIMIT is not None:
+    jax.monitoring.register_event_duration_secs_listener(_on_event)
+
+
 def _directory():
     root = _config.compilation_cache_dir.value
     if not root:

@@ -600,6 +600,21 @@ def _lazy_hook(op, args, run, inplace, statics=()):
     return run(args)
 
 
+_pressure = False  # past _xcache.MAP_LIMIT memory mappings: the next op outside a trace drops every executable
+
+
+def _under_pressure():
+    global _pressure
+    _pressure = True
+
+
+def _relieve():
+    global _pressure
+    if _xcache.relieve():
+        _pressure = False
+
+
+_xcache.on_pressure.append(_under_pressure)
 _LAZY = object()  # ``_apply``'s ``_hooked`` in lazy mode: record the forward (torchlike/_lazy.py)
 if _lz._State.on:  # TORCHLIKE_LAZY=1
     _hook = _lazy_hook
@@ -619,6 +634,8 @@ def set_lazy(on):
 
 def _apply(op, args, statics, _hooked=False):
     """Run one op: jitted forward; if grad mode is on and an input requires grad, record a node."""
+    if _pressure:
+        _relieve()
     if _hook is not None and not _hooked:
         if _hook is not _lazy_hook:
             return _hook(op, args, lambda a: _apply(op, a, statics, True), False, statics)
