@@ -238,7 +238,11 @@ def _scan(run, read, env, stacked):
     """Evaluate ``run`` with ``lax.scan`` into ``env`` / ``stacked`` (see the module docstring)."""
     ckeys = list(run.init)
     xs_pos = [(q, m) for q, ks in enumerate(run.kinds) for m, k in enumerate(ks) if k[0] == "xs"]
-    xs = [_stack([v for v in run.kinds[q][m][1]], read, stacked) for q, m in xs_pos]
+    xs = [_stack(run.kinds[q][m][1], read, stacked) for q, m in xs_pos]
+    # a loop that reads an earlier loop's rows backwards (a backward pass over its forward) runs in reverse over
+    # them as they are, as JAX's own scan transpose does, instead of over a reversed copy
+    reverse = any(descending for _, descending in xs)
+    xs = [x if descending or not reverse else lax.rev(x, (0,)) for x, descending in xs]
     consts = {(q, m): read(k[1]) for q, ks in enumerate(run.kinds) for m, k in enumerate(ks) if k[0] == "const"}
     outs = sorted(run.outs)
     cin = [run.carried[k] for k in outs if k in run.carried]  # carried values read after the run: stacked as
@@ -267,31 +271,34 @@ def _scan(run, read, env, stacked):
         return new, ys
 
     init = tuple(read(run.init[k]) for k in ckeys)
-    final, ys = lax.scan(body, init, tuple(xs), length=run.iters)
+    final, ys = lax.scan(body, init, tuple(xs), length=run.iters, reverse=reverse)
     p, last = run.period, run.iters - 1
 
     def var(j, k):
         return run.all[j * p + k[0]].outvars[k[1]]
+
+    def row(j):  # (a reverse scan stores repetition j's outputs at row iters - 1 - j)
+        return last - j if reverse else j
     for k, v in zip(ckeys, final):
         env[var(last, k)] = v
     for k, s in zip(cin, ys[:len(cin)]):
-        stacked.setdefault(run.init[k], (s, 0))
+        stacked.setdefault(run.init[k], (s, row(0)))
         for j in range(last):
-            stacked[var(j, k)] = (s, j + 1)
+            stacked[var(j, k)] = (s, row(j + 1))
     for k, s in zip(ys_keys, ys[len(cin):]):
         for j in range(last + 1):
-            stacked[var(j, k)] = (s, j)
+            stacked[var(j, k)] = (s, row(j))
 
 
 def _stack(vs, read, stacked):
-    """The values of vars ``vs`` as one stacked array: a slice (reversed if need be) of an earlier loop's stacked
-    output when they are its consecutive rows, else a stack of the values."""
+    """``(array, descending)``: the values of vars ``vs`` stacked; a slice of an earlier loop's stacked output when
+    they are its consecutive rows (descending: its rows in reverse order, the slice not reversed), else a stack."""
     rows = [stacked.get(v) for v in vs]
     if all(r is not None and r[0] is rows[0][0] for r in rows):
         s, i0 = rows[0]
         step = rows[1][1] - i0 if len(rows) > 1 else 1
         if step in (1, -1) and all(r[1] == i0 + step * j for j, r in enumerate(rows)):
             lo = min(i0, rows[-1][1])
-            part = lax.slice_in_dim(s, lo, lo + len(rows))
-            return part if step == 1 else lax.rev(part, (0,))
-    return jnp.stack([read(v) for v in vs])
+            whole = lo == 0 and len(rows) == s.shape[0]
+            return (s if whole else lax.slice_in_dim(s, lo, lo + len(rows))), step == -1
+    return jnp.stack([read(v) for v in vs]), False
