@@ -12,7 +12,8 @@ DATA, OPS, ENGINE, API = 0, 1, 2, 3
 _DATA_MODULES = {"torchlike._dtype", "torchlike._device", "torchlike._grad_mode", "torchlike._anomaly_mode",
                  "torchlike._tensor", "torchlike._tensor_str", "torchlike._graph", "torchlike.utils",
                  "torchlike.utils.hooks", "torchlike._xcache",  # (_xcache: JAX's executables, no torchlike import)
-                 "torchlike._lazy"}  # (lazy mode's pending arrays and programs: no torchlike import)
+                 "torchlike._lazy",  # (lazy mode's pending arrays and programs: no torchlike import)
+                 "torchlike._roll"}  # (loop rolling of jaxprs: JAX only)
 
 
 def _layer(module):
