@@ -9,8 +9,8 @@ one before it, or from outside the run), and evaluates them with ``lax.scan``:
 
 - a value the next repetition reads becomes the loop carry;
 - a value from outside the run that is the same in every repetition is closed over; one that changes is stacked
-  into the scan's ``xs`` (sliced, not copied, when those values are themselves a stacked output of an earlier
-  loop, as a backward pass's reads of its forward's intermediates are);
+  into the scan's ``xs`` (not copied when those values are rows of an earlier loop's stacked output: a backward
+  pass reads its forward's intermediates last first, so it runs as a reverse scan over them as they are);
 - a value read after the run becomes a stacked output, indexed where it is read.
 
 The results are the program's, equation for equation; only the schedule changes. ``rolled(fn)`` wraps a function
