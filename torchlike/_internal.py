@@ -14,8 +14,9 @@ from ._tensor import (Tensor, _differentiable_dtype as differentiable_dtype,  # 
 from .ops import _record as record, _traced as traced, _views as views  # noqa: F401
 from .ops._accumulate import accumulate  # noqa: F401
 from .ops._forward_ad import _set_tangent as set_tangent  # noqa: F401
-from .ops._registry import (OpDef, op, _apply as apply, _apply_inplace as apply_inplace,  # noqa: F401
-                            _FnOp as FnOp, _OpNode as OpNode)
+from .ops._registry import (CHAIN_MAX, CHAIN_MIN, OpDef, op, _apply as apply,  # noqa: F401
+                            _apply_inplace as apply_inplace, _chain_link as chain_link, _FnOp as FnOp,
+                            _OpNode as OpNode, _plain_dispatch as plain_dispatch, _run_chain as run_chain)
 from .ops._views import _commit as commit, _write as write  # noqa: F401
 from .ops.creation import _np_to_dtype as np_to_dtype, _parse_to as parse_to  # noqa: F401
 from .ops.linalg import (_CPP_NAMES as CPP_TYPE_NAMES, _broadcast_batch as broadcast_batch,  # noqa: F401

@@ -30,7 +30,7 @@ def rolled(fn, min_iters=MIN_ITERS):
     """``fn`` (arrays -> pytree of arrays) whose traced equations run with their repeated runs as loops."""
     def run(*args):
         closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
-        outs = evaluate(closed, args, min_iters)
+        outs = evaluate(closed, jax.tree_util.tree_leaves(args), min_iters)
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs)
     return run
 

@@ -21,8 +21,9 @@ import itertools
 import logging
 import threading
 
-from .._internal import (AccumulateGrad, Tensor, accumulate, anomaly, dtype_from_np, grad_enabled, grad_state,
-                         type_string, warn_forward_trace, wrap)
+from .._internal import (CHAIN_MAX, CHAIN_MIN, AccumulateGrad, Tensor, accumulate, anomaly, chain_link,
+                         dtype_from_np, grad_enabled, grad_state, plain_dispatch, run_chain, type_string,
+                         warn_forward_trace, wrap)
 
 _log = logging.getLogger("torchlike.autograd")
 _task_ids = itertools.count()
@@ -141,6 +142,10 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
     prev_mode = grad_enabled()
     prev_task = getattr(_current, "task", _NO_TASK)
     check_nan = anomaly.enabled and anomaly.check_nan
+    # runs of nodes that only pass one gradient along (a chain of elementwise ops) run as one program; not where
+    # anything may look between them (hooks, anomaly mode, logging, a profiler, create_graph, captured inputs)
+    chained = set() if not (create_graph or inputs is not None or anomaly.enabled or log_handles is not None
+                            or cut is not None) and plain_dispatch() else None
     grad_state.grad_enabled = create_graph
     _current.task = (next(_task_ids), seen, needed, captures)
     node = None
@@ -177,6 +182,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                         mask = tuple([m and (nxt in needed or nxt in captures)
                                       for m, (nxt, _) in zip(node._mask, node.next_functions)])
                         outputs = node._apply(grads, mask)
+                    elif chained is not None and node not in chained and len(grads) == 1:
+                        node, outputs = _run_chain(node, grads, deps, buffers, chained, keep_graph)
                     else:
                         outputs = node._apply(grads)
                     if check_nan:
@@ -222,6 +229,36 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
     return captured
+
+
+def _run_chain(node, grads, deps, buffers, tried, keep_graph):
+    """Run ``node``, and with it the nodes after it that only it reaches (no other edge left to wait for, nothing
+    received yet) while each passes one gradient on (``chain_link``): as one cached program when there are
+    ``CHAIN_MIN`` to ``CHAIN_MAX`` of them. Returns the last node run and its outputs (the engine goes on from
+    there); every node of a run shorter than ``CHAIN_MIN`` goes into ``tried``."""
+    run = [node]
+    edge = chain_link(node)
+    while edge is not None:
+        nxt = edge[0]
+        if nxt is None or deps.get(nxt) != 1 or nxt in buffers or nxt in tried:
+            break
+        edge = chain_link(nxt)
+        if edge is not None:
+            run.append(nxt)
+            if len(run) == CHAIN_MAX:  # (longer runs go as several: one program reused, quick to compile)
+                break
+    g = run_chain(run, grads[0]) if len(run) >= CHAIN_MIN else None
+    if g is None:
+        tried.update(run)
+        return node, node._apply(grads)
+    if not keep_graph:
+        for n in run[:-1]:
+            if n._for_backward or n._release_always:
+                n._release()
+    last = run[-1]
+    outputs = [None] * len(last.next_functions)
+    outputs[last._mask.index(True)] = g
+    return last, outputs
 
 
 def _as_output_dtype(node, nr, g):

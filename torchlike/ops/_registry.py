@@ -48,7 +48,7 @@ import numpy as np
 
 from .. import _grad_mode as _gm
 from .. import _lazy as _lz
-from .. import _xcache
+from .. import _roll, _xcache
 from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 from . import _record as _rec
@@ -109,6 +109,62 @@ class _OpNode(Node):
             # no history, so a further derivative stops as in torch
             outs = [o if o is None or k not in op.const_grads else _wrap(o._data) for k, o in enumerate(outs)]
         return outs
+
+
+CHAIN_MIN, CHAIN_MAX = 16, 512  # a run of this many single-path table-op nodes runs its formulas as one program
+_chains = collections.OrderedDict()  # the formulas of a run -> their composition, jitted (the newest 64)
+
+
+def _chain_link(node):
+    """The edge a backward run can continue along from ``node``, or None: a table op's node with no hooks, one
+    output and one gradient to compute (what its ``_apply`` does in Python is then only its saved tensors' checks)."""
+    if type(node)._apply is not _OP_APPLY or node._pre_hooks or node._post_hooks \
+            or node._tensor_pre_hooks is not None or node._retains_grad is not None or len(node._out_meta) != 1 \
+            or _FREED in node._for_backward or "_apply" in vars(node):
+        return None
+    mask = node._mask
+    if mask is _rec._ONE_TRUE:
+        return node.next_functions[0]
+    if mask is None or mask.count(True) != 1:
+        return None
+    return node.next_functions[mask.index(True)]
+
+
+def _run_chain(nodes, grad):
+    """The gradient at the end of a run of nodes (each ``_chain_link``-ed to the next) from ``grad`` at its start,
+    as one cached program (each node's formula and saved-tensor checks as ``_OpNode._apply``'s, in order); None
+    inside a JAX trace."""
+    fns, args, counts = [], [], []
+    for node in nodes:
+        op = node._op
+        key = (node._statics, node._in_meta, node._mask)
+        compiled = op._bwd.get(key)
+        if compiled is None:
+            compiled = op._compile_backward(key, node._out_meta)
+        saved = node._for_backward
+        fns.append(compiled[0])
+        counts.append(len(saved))
+        args += [s.unpack_data(node) if s is not None else None for s in saved]
+    if isinstance(grad._data, jax.core.Tracer) or any(isinstance(a, jax.core.Tracer) for a in args[:1]):
+        return None  # (inside a trace each formula stays an equation of its own: loop rolling finds the run)
+    key = (tuple(fns), tuple(counts))
+    run = _chains.get(key)
+    if run is None:
+        def composed(flat, g):
+            at = 0
+            for fn, n in zip(fns, counts):
+                g = fn(*flat[at:at + n], g)[0]
+                at += n
+            return g
+        run = _chains[key] = jax.jit(_roll.rolled(composed))
+        if len(_chains) > 64:
+            _chains.popitem(last=False)
+    t = _new(Tensor)
+    t._data = run(args, grad._data)
+    return t
+
+
+_OP_APPLY = _OpNode._apply
 
 
 class OpDef:
@@ -618,6 +674,11 @@ _xcache.on_pressure.append(_under_pressure)
 _LAZY = object()  # ``_apply``'s ``_hooked`` in lazy mode: record the forward (torchlike/_lazy.py)
 if _lz._State.on:  # TORCHLIKE_LAZY=1
     _hook = _lazy_hook
+
+
+def _plain_dispatch():
+    """Whether ops run as themselves: no autocast, profiler or lazy-mode hook (the engine then fuses runs)."""
+    return _hook is None
 
 
 def set_lazy(on):
