@@ -191,6 +191,7 @@ def test_jaxpr_level_loops_with_two_step_dependencies_and_literals():
 def test_lazy_mode_chain_is_rolled_and_agrees(monkeypatch):
     calls = []
     monkeypatch.setattr(_roll, "_scan", lambda run, *a: calls.append(run.iters) or _SCAN(run, *a))
+    monkeypatch.setattr("torchlike._lazy._programs", {})  # (traced anew, even if a test before ran the same chain)
     x = torchlike.tensor(np.linspace(-1, 1, 8), dtype=torchlike.float64, requires_grad=True)
     with torchlike.lazy():
         y = _chain(x, 16) * 2.0
