@@ -15,8 +15,8 @@ One call of ``_run_backward`` is one "graph task":
 Gradient mode is set to ``create_graph`` for the whole run, so formulas record history exactly
 when higher-order gradients were asked for. A run of nodes that each pass one gradient on to a node nothing else
 feeds (an elementwise chain), with no hooks and nothing observing between them, runs its formulas as one cached
-program (``_run_chain``): the order of effects a user can see is unchanged. Everything here is local to the call (thread-safe),
-looks only at graph structure, shapes and dtypes (so it runs on JAX tracers), and never recurses.
+program (``_run_chain``): the order of effects a user can see is unchanged. Everything here is local to the call
+(thread-safe), looks only at graph structure, shapes and dtypes (so it runs on JAX tracers), and never recurses.
 """
 import heapq
 import itertools
