@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import torchlike
-from torchlike import _roll
+from torchlike import _lazy, _roll
 from torchlike._dynamo import config
 
 _D, _UNARY, _BINARY = 6, ("sin", "tanh", "sigmoid", "neg", "relu", "scale"), ("add", "mul", "sub", "maximum")
@@ -192,6 +192,7 @@ def test_lazy_mode_chain_is_rolled_and_agrees(monkeypatch):
     calls = []
     monkeypatch.setattr(_roll, "_scan", lambda run, *a: calls.append(run.iters) or _SCAN(run, *a))
     monkeypatch.setattr("torchlike._lazy._programs", {})  # (traced anew, even if a test before ran the same chain)
+    _lazy._reset_guard()  # (earlier tests' one-off programs may have paused recording: then nothing is traced)
     x = torchlike.tensor(np.linspace(-1, 1, 8), dtype=torchlike.float64, requires_grad=True)
     with torchlike.lazy():
         y = _chain(x, 16) * 2.0
