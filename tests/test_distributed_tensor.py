@@ -12,7 +12,7 @@ import textwrap
 
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-ENV = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
+ENV = dict(os.environ, XLA_FLAGS=os.environ["XLA_FLAGS"] + " --xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
 
 
 def run(code, **env):
@@ -49,7 +49,7 @@ def two_processes(args):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(ENV, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    env = dict(ENV, XLA_FLAGS=os.environ["XLA_FLAGS"] + " --xla_force_host_platform_device_count=4")
     cmd = [sys.executable, *args, "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id"]
     procs = [subprocess.Popen(cmd + [str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=ROOT) for i in range(2)]

@@ -153,7 +153,7 @@ def test_gradients_equal_the_unpipelined_model(cls, n_stages, pp):
 def test_four_devices_in_a_subprocess():
     """The example on 4 (of 8) simulated CPU devices: loss and gradients equal the one-device reference, and the
     zero-bubble schedules' bubble is below the textbook (p - 1) / (m + p - 1) of GPipe and 1F1B."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, XLA_FLAGS=os.environ["XLA_FLAGS"] + " --xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "pipeline_schedule.py"), "--check"], env=env,
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
