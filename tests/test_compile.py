@@ -148,6 +148,27 @@ def test_grad_accumulates_across_calls_without_zero_grad():
     assert cfn.compiles == 2
 
 
+def test_grads_made_inside_are_new_tensors_on_every_call():
+    """A .grad after zero_grad is a new tensor each call, as in eager: one kept from an earlier call keeps its values
+    (it was one tensor updated in place)."""
+    m1, m2 = _pair(lambda: _mlp(torch.float64))
+    o1, o2 = torch.optim.SGD(m1.parameters(), lr=0.1), torch.optim.SGD(m2.parameters(), lr=0.1)
+    step = _train_step(lambda model, x: model(x).pow(2).sum())
+    cstep = torch.compile(step)
+    kept = []
+    for k in range(4):
+        x = torch.full((4, 6), float(k + 1), dtype=torch.float64)
+        step(m1, o1, x)
+        cstep(m2, o2, x)
+        _same_state(m1, m2, torch.float64)
+        kept.append([(g, g.numpy().copy()) for g in (m1[0].weight.grad, m2[0].weight.grad)])
+    for (eager, eager_then), (compiled, compiled_then) in kept:
+        _close(compiled.numpy(), compiled_then, torch.float64)
+        _close(compiled.numpy(), eager.numpy(), torch.float64)
+    assert len({id(c) for _, (c, _) in kept}) == 4
+    assert cstep.compiles == 2
+
+
 def test_python_side_effects_in_a_hook_are_reported():
     m = _mlp(torch.float32)
     seen = []

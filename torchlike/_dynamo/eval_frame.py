@@ -111,7 +111,8 @@ class _Walk:
                 self._tensor(obj, expr, what, depth)
             return
         name = self.bind(obj)
-        check((f"{expr} is {name}", what))
+        if expr != name:  # (a dict's tensor key is read by its own name)
+            check((f"{expr} is {name}", what))
         if id(obj) in self.seen:
             return
         self.seen[id(obj)] = obj
@@ -263,6 +264,7 @@ class _Key:
         self.owner._key = value
 
     install = restore = set
+    arg = get
 
 
 class _Item:
@@ -272,8 +274,18 @@ class _Item:
     def __init__(self, d, key):
         self.owner, self.key = d, key
 
+    _arg = (None, None)
+
     def get(self):
         return self.owner[self.key]
+
+    def arg(self):
+        """The value as the program's input: while the float is the same object, the array made from it last time
+        (jit converts a float argument on every call)."""
+        v = self.owner[self.key]
+        if v is not self._arg[0]:
+            self._arg = (v, jnp.asarray(v) if type(v) is float else v)
+        return self._arg[1]
 
     def install(self, value):
         self.owner[self.key] = self.installed = _wrap(value)
@@ -368,6 +380,7 @@ class _Program:
         self.out_kinds = []  # per output leaf: ("array", None) or ("const", value)
         self.writes = []  # per written array: ("state"|"arg"|"arggrad", position) | ("new", tensor) | ("cell", cell)
         self.attach = []  # (container, key, object, container's state position or None): structure fn built
+        self.fresh = set()  # ids of the .grads fn made: each call attaches new ones (see _write_back)
         self.deltas = []  # (state position, version bump), then the arguments'
         self.arg_deltas = []
         self.freed = []  # per output leaf: fn already backpropagated through its graph
@@ -394,8 +407,11 @@ class _Compiled:
     def __call__(self, *args, **kwargs):
         if not config.enabled:
             return self.fn(*args, **kwargs)
-        leaves = []
-        tree = _flatten((args, kwargs), leaves)
+        if kwargs or not all(isinstance(x, _PLAIN) or x is None for x in args):
+            leaves = []
+            tree = _flatten((args, kwargs), leaves)
+        else:  # (the common call: tensors and numbers only)
+            leaves, tree = list(args), _flat_tree(len(args))
         for x in leaves:
             if isinstance(x, Tensor) and isinstance(x._data, Tracer):
                 return self.fn(*args, **kwargs)  # inside another transform: fn is traced as part of it
@@ -546,6 +562,7 @@ class _Compiled:
                 container, k = after.places[i]  # (what fn appended to a list is not replayed: reported above)
                 pos = walk.index.get(id(container)) if isinstance(container, Tensor) else None
                 program.attach.append((container, k, obj, pos))
+        program.fresh = {id(obj) for _, k, obj, _ in program.attach if k == "_grad" and isinstance(obj, Tensor)}
         for t in state_tensors:  # a .grad set to None inside fn
             if t._grad is not None and id(t) in after.seen and not any(
                     c is t for c, *_ in after.places.values()):
@@ -649,7 +666,7 @@ class _Compiled:
         arg_tensors = [leaves[i] for i in program.arg_pos]
         state_tensors = program.gather()
         arrays = [t._data for t in arg_tensors] + [t._data for t in state_tensors] + \
-            [c.get() for c in program.cells]
+            [c.arg() for c in program.cells]
         if any(program.live) and _gm._state.grad_enabled:
             diff = [(arg_tensors + state_tensors)[k] for k in program.diff]
             outs = CompiledFunction.apply(self, program, arrays, arg_tensors, state_tensors, *diff)
@@ -672,7 +689,13 @@ class _Compiled:
         return self._outputs(program, outs)
 
     def _write_back(self, program, arg_tensors, state_tensors, written):
+        # a .grad that fn makes (after zero_grad) is a new tensor on every call, as in eager: one the user kept from
+        # an earlier call keeps its values. (A tensor fn assigns to a module attribute is updated in place: the
+        # guard checks that attribute by identity, so a new one each call would recompile.)
+        fresh = {id(where): _fresh(where, value) for (kind, where), value in zip(program.writes, written)
+                 if kind == "new" and id(where) in program.fresh}
         for container, k, obj, pos in program.attach:
+            obj = fresh.get(id(obj), obj)
             if pos is not None:
                 container = state_tensors[pos]
             if isinstance(container, Tensor):
@@ -695,7 +718,8 @@ class _Compiled:
                 else:
                     _set_value(t._grad, value)
             elif kind == "new":
-                _set_value(where, value)
+                if id(where) not in fresh:  # (inside another new object: updated in place)
+                    _set_value(where, value)
             else:
                 where.set(value)
         for k, d in program.deltas:
@@ -716,6 +740,13 @@ class _Compiled:
                 t._grad_fn = _FreedGraph()
             leaves.append(t)
         return _unflatten(program.out_tree, iter(leaves))
+
+
+def _fresh(traced, value):
+    """A new tensor with ``value`` for one that ``fn`` made while tracing (a leaf: its history was the trace's)."""
+    t = _wrap(value)
+    t._requires_grad = traced._requires_grad and traced._grad_fn is None
+    return t
 
 
 def _is_tensor(x):
@@ -742,6 +773,15 @@ def _flatten(obj, leaves):
         return list, type(obj), tuple(_flatten(v, leaves) for v in obj)
     leaves.append(obj)
     return None
+
+
+_PLAIN = (Tensor, int, float)
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_tree(n):
+    """``_flatten``'s structure of ``(args, {})`` for ``n`` positional leaves."""
+    return _flatten((tuple(range(n)), {}), [])
 
 
 def _unflatten(spec, leaves):
