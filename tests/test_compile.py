@@ -615,7 +615,7 @@ def test_compiled_method_and_compiled_forward():
 
 def test_value_checks_inside_a_program_raise_torchs_errors_and_write_nothing():
     """Index bounds read the values: inside a compiled program they are outputs checked after each call (as
-    torch.compile's kernel asserts), raised before any state is written back."""
+    torch.compile's kernel asserts); a failed one leaves the state as it was."""
     m = nn.Sequential(nn.Embedding(5, 3), nn.Flatten(), nn.Linear(6, 4))
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
 
@@ -631,14 +631,16 @@ def test_value_checks_inside_a_program_raise_torchs_errors_and_write_nothing():
     step(*good)
     step(*good)
     before = [p.detach().clone() for p in m.parameters()]
+    grads = [p.grad for p in m.parameters()]
     for args, error in (((torch.tensor([[1, 2], [3, 5]]),) + good[1:], "index out of range in self"),
                         ((good[0], torch.tensor([0, 4]), good[2]), "Target 4 is out of bounds."),
                         (good[:2] + (torch.tensor([1, 2]),), "index out of range in self")):
         with pytest.raises(IndexError) as compiled:
             step(*args)
         assert str(compiled.value) == error
-        for p, b in zip(m.parameters(), before):
+        for p, b, g in zip(m.parameters(), before, grads):
             np.testing.assert_array_equal(p.detach().numpy(), b.numpy())
+            assert p.grad is g  # (the call's new .grad tensors were attached, then taken back)
     assert step.compiles == 2
     # the state is still donated (a failed check gives it back unchanged): the weight keeps its buffer
     pointer = m[2].weight._data.unsafe_buffer_pointer()
@@ -649,6 +651,48 @@ def test_value_checks_inside_a_program_raise_torchs_errors_and_write_nothing():
     assert m[2].weight._data.unsafe_buffer_pointer() == pointer
     after = m[2].weight.detach().numpy().copy()
     assert step(*good).item() > 0 and not np.array_equal(m[2].weight.detach().numpy(), after)
+
+
+def test_a_failed_value_check_puts_back_everything_the_call_wrote():
+    """The state is written back while the program runs and the value checks are read after: a failed check puts
+    back each .grad (the same tensor as before), the optimizer's state, the versions and the RNG key; the next
+    calls equal an eager run that never made the failed call."""
+    def make():
+        m = nn.Sequential(nn.Linear(6, 5), nn.Dropout(0.3), nn.Linear(5, 3)).double()
+        return m, torch.optim.Adam(m.parameters(), lr=0.05)
+    (m1, o1), (m2, o2) = _pair(make)
+
+    def step(m, opt, x, target):
+        loss = F.cross_entropy(m(x), target)  # (no zero_grad: each call's .grad accumulates on the last one)
+        loss.backward()
+        opt.step()
+        return loss
+    compiled = torch.compile(step)
+    x = torch.randn(4, 6, dtype=torch.float64)
+    good, bad = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 3, 1, 2])
+    torch.manual_seed(1)
+    eager = [step(m1, o1, x, good).item() for _ in range(3)]
+    torch.manual_seed(1)
+    losses = [compiled(m2, o2, x, good).item() for _ in range(2)]
+    grads = [p.grad for p in m2.parameters()]
+    values = [(p.detach().numpy().copy(), p.grad.numpy().copy(), p._version) for p in m2.parameters()]
+    state = {k: {n: np.asarray(v).copy() for n, v in s.items()} for k, s in o2.state_dict()["state"].items()}
+    key = np.asarray(torch.default_generator._key).copy()
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        compiled(m2, o2, x, bad)
+    assert all(p.grad is g for p, g in zip(m2.parameters(), grads))  # the same tensors
+    for p, (value, grad, version) in zip(m2.parameters(), values):
+        np.testing.assert_array_equal(p.detach().numpy(), value)
+        np.testing.assert_array_equal(p.grad.numpy(), grad)
+        assert p._version == version
+    for k, s in o2.state_dict()["state"].items():
+        for n, v in s.items():
+            np.testing.assert_array_equal(np.asarray(v), state[k][n])
+    np.testing.assert_array_equal(np.asarray(torch.default_generator._key), key)
+    losses.append(compiled(m2, o2, x, good).item())
+    _close(losses, eager, torch.float64)
+    _same_state(m1, m2, torch.float64, [(o1, o2)])
+    assert compiled.compiles == 2  # (the first call's .grad was None)
 
 
 @pytest.mark.parametrize("seed", range(12))

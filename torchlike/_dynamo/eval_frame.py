@@ -385,6 +385,7 @@ class _Program:
         self.arg_deltas = []
         self.freed = []  # per output leaf: fn already backpropagated through its graph
         self.live = []  # per output leaf: it requires grad and its graph is live (a differentiable output)
+        self.kept = set()  # with value checks: the state positions a failed check gives back unchanged (donatable)
 
 
 class _Compiled:
@@ -582,7 +583,7 @@ class _Compiled:
         fun = (functools.partial(_roll.evaluate_flat, closed) if config.roll_loops
                else jax.extend.core.jaxpr_as_fun(closed))
         program.jitted = _split(jax.jit(fun), found["n_outs"], program.checks)
-        kept = found.get("kept", set())  # (with checks: the state a failed check gives back unchanged)
+        kept = program.kept = found.get("kept", set())
         program.donate = tuple(n_args + k for kind, k in program.writes
                                if kind == "state" and (not program.checks or k in kept))
         if program.donate:  # the state the program overwrites: its old buffers are given to XLA when nothing else
@@ -675,17 +676,18 @@ class _Compiled:
             n = len(arg_tensors)
             if program.donate and all(_donatable(state_tensors[i - n], arrays[i]) for i in program.donate):
                 run = program.donating
-            outs, written, failure = run(arrays)
-            if failure is not None:  # nothing written back: the donated state gets its (unchanged) values back
-                if run is not program.jitted:
-                    for (kind, where), value in zip(program.writes, written):
-                        if kind == "state" and n + where in program.donate:
-                            _set_value(state_tensors[where], value)
-                arrays.clear()  # (the traceback keeps this frame: its arrays would stop the next donation)
-                written = outs = None
-                raise failure
+            outs, written, status = run(arrays)
+            arrays.clear()  # (a failure's traceback keeps this frame: its arrays would stop the next donation)
+            # written back while the program runs; its value checks (if any) are read after: a failed one puts the
+            # state back as it was (the donated state's new arrays hold its old values then: see _compile)
+            undo = _Undo(program, arg_tensors, state_tensors) if status is not None else None
             self._write_back(program, arg_tensors, state_tensors, written)
             outs = [_wrap(o) for o in outs]
+            failure = undo and _failure(program.checks, status)
+            if failure:
+                undo.restore()
+                written = outs = undo = None
+                raise failure
         return self._outputs(program, outs)
 
     def _write_back(self, program, arg_tensors, state_tensors, written):
@@ -796,22 +798,83 @@ def _unflatten(spec, leaves):
 
 
 def _split(jitted, n_outs, checks):
-    """``jitted(arrays) -> (fn's output arrays, the written state's arrays, None or the error of the first value
-    check that failed)`` (ops/_util.check_later: the caller writes nothing back then)."""
-    n = len(checks)
-
+    """``jitted(arrays) -> (fn's output arrays, the written state's arrays, the value checks' status array or None)``
+    (ops/_util.check_later; ``_failure`` reads the status)."""
     def run(arrays):
         flat = jitted(*arrays)
-        failure = None
-        if n:
-            status = np.asarray(flat[-1])
-            flat = flat[:-1]
-            if status[:n].any():
-                k = int(status[:n].argmax())
-                exc, message = checks[k]
-                failure = exc(message.format(v=int(status[n + k])))
-        return flat[:n_outs], flat[n_outs:], failure
+        if checks:
+            return flat[:n_outs], flat[n_outs:-1], flat[-1]
+        return flat[:n_outs], flat[n_outs:], None
     return run
+
+
+def _failure(checks, status):
+    """The error of the first value check that failed, or None (reading the status waits for the program)."""
+    status = np.asarray(status)
+    n = len(checks)
+    if not status[:n].any():
+        return None
+    k = int(status[:n].argmax())
+    exc, message = checks[k]
+    return exc(message.format(v=int(status[n + k])))
+
+
+class _Undo:
+    """What ``_write_back`` changes, as it was before: put back when a value check of the call failed."""
+
+    def __init__(self, program, arg_tensors, state_tensors):
+        self.places = []  # (container, key, old value or _MISSING)
+        for container, k, _, pos in program.attach:
+            if pos is not None:
+                container = state_tensors[pos]
+            if isinstance(container, Tensor):
+                self.places.append((container, "_grad", container._grad))
+            elif isinstance(container, dict):
+                self.places.append((container, k, container.get(k, _MISSING)))
+            elif isinstance(container, types.CellType):
+                try:
+                    self.places.append((container, "cell_contents", container.cell_contents))
+                except ValueError:  # (an empty cell)
+                    self.places.append((container, "cell_contents", _MISSING))
+            else:
+                self.places.append((vars(container), k, vars(container).get(k, _MISSING)))
+        kept = program.kept  # (the donated state: its new arrays hold its old values after a failed check)
+        self.values = []  # (tensor or cell, old value)
+        for kind, where in program.writes:
+            if kind == "state" and where not in kept:
+                self.values.append((state_tensors[where], state_tensors[where]._data))
+            elif kind == "arg":
+                self.values.append((arg_tensors[where], arg_tensors[where]._data))
+            elif kind == "arggrad":
+                t = arg_tensors[where]
+                self.places.append((t, "_grad", t._grad))
+                if t._grad is not None:
+                    self.values.append((t._grad, t._grad._data))
+            elif kind == "new":
+                self.values.append((where, where._data))
+            elif kind == "cell":
+                self.values.append((where, where.get()))
+        self.versions = [(state_tensors[k], d) for k, d in program.deltas] + \
+            [(arg_tensors[k], d) for k, d in program.arg_deltas]
+
+    def restore(self):
+        for obj, value in self.values:
+            if isinstance(obj, Tensor):
+                _set_value(obj, value)
+            else:
+                obj.restore(value)
+        for container, k, old in self.places:
+            if isinstance(container, dict):
+                if old is _MISSING:
+                    container.pop(k, None)
+                else:
+                    container[k] = old
+            elif old is _MISSING:  # (a cell that was empty)
+                del container.cell_contents
+            else:
+                setattr(container, k, old)
+        for t, d in self.versions:
+            t._version_counter().version -= d
 
 
 def _graph_freed(node):
@@ -843,8 +906,9 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, compiled, program, arrays, arg_tensors, state_tensors, *diff):
-        outs, written, failure = program.jitted(arrays)
-        if failure is not None:
+        outs, written, status = program.jitted(arrays)
+        failure = status is not None and _failure(program.checks, status)
+        if failure:
             raise failure
         compiled._write_back(program, arg_tensors, state_tensors, written)
         ctx.program = program
