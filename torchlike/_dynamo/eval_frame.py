@@ -682,12 +682,13 @@ class _Compiled:
             # state back as it was (the donated state's new arrays hold its old values then: see _compile)
             undo = _Undo(program, arg_tensors, state_tensors) if status is not None else None
             self._write_back(program, arg_tensors, state_tensors, written)
-            outs = [_wrap(o) for o in outs]
+            result = self._outputs(program, [_wrap(o) for o in outs])
             failure = undo and _failure(program.checks, status)
             if failure:
                 undo.restore()
-                written = outs = undo = None
+                written = outs = result = undo = None
                 raise failure
+            return result
         return self._outputs(program, outs)
 
     def _write_back(self, program, arg_tensors, state_tensors, written):
