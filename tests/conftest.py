@@ -18,19 +18,24 @@ jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 # JAX makes a new MLIR context for every program it lowers (~5.5 ms here, most of it loading dialects; a worker's peak
 # memory was twice as high with them): the tests share one context for 256 lowerings, then start a new one (a context
-# keeps every attribute and type it made). Cold whole suite here: 50 -> 29 minutes of CPU time; (nn_functional -k
-# eager: 32-35 s -> 24-27 s).
-from jax._src.interpreters import mlir as _mlir  # noqa: E402
+# keeps every attribute and type it made). Cold whole suite here: 50 -> 29 minutes of CPU time (nn_functional -k
+# eager: 32-35 s -> 24-27 s). (A private JAX function: a JAX without it runs the tests as they were.)
+try:
+    from jax._src.interpreters import mlir as _mlir
+    _make_ir_context = _mlir.make_ir_context
+except (ImportError, AttributeError):
+    _mlir = None
 
 
-def _shared_ir_context(make=_mlir.make_ir_context, state=[None, 0]):  # noqa: B006
+def _shared_ir_context(state=[None, 0]):  # noqa: B006
     if state[1] % 256 == 0:
-        state[0] = make()
+        state[0] = _make_ir_context()
     state[1] += 1
     return state[0]
 
 
-_mlir.make_ir_context = _shared_ir_context
+if _mlir is not None:
+    _mlir.make_ir_context = _shared_ir_context
 
 import torchlike  # noqa: E402,F401  (turns on x64 before any test builds arrays)
 from torchlike import _xcache  # noqa: E402
