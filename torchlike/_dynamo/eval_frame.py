@@ -680,55 +680,59 @@ class _Compiled:
             arrays.clear()  # (a failure's traceback keeps this frame: its arrays would stop the next donation)
             # written back while the program runs; its value checks (if any) are read after: a failed one puts the
             # state back as it was (the donated state's new arrays hold its old values then: see _compile)
-            undo = _Undo(program, arg_tensors, state_tensors) if status is not None else None
-            self._write_back(program, arg_tensors, state_tensors, written)
+            undo = [] if status is not None else None
+            self._write_back(program, arg_tensors, state_tensors, written, undo)
             result = self._outputs(program, [_wrap(o) for o in outs])
-            failure = undo and _failure(program.checks, status)
+            failure = status is not None and _failure(program.checks, status)
             if failure:
-                undo.restore()
+                for fn, args in reversed(undo):
+                    fn(*args)
                 written = outs = result = undo = None
                 raise failure
             return result
         return self._outputs(program, outs)
 
-    def _write_back(self, program, arg_tensors, state_tensors, written):
+    def _write_back(self, program, arg_tensors, state_tensors, written, undo=None):
+        """Put the call's results in place. ``undo`` (a list, or None) receives ``(function, args)`` pairs that,
+        called in reverse order, put back what was written (after a failed value check: see _run)."""
+        keep = undo.append if undo is not None else _ignore
         # a .grad that fn makes (after zero_grad) is a new tensor on every call, as in eager: one the user kept from
         # an earlier call keeps its values. (A tensor fn assigns to a module attribute is updated in place: the
         # guard checks that attribute by identity, so a new one each call would recompile.)
         fresh = {id(where): _fresh(where, value) for (kind, where), value in zip(program.writes, written)
                  if kind == "new" and id(where) in program.fresh}
         for container, k, obj, pos in program.attach:
-            obj = fresh.get(id(obj), obj)
             if pos is not None:
                 container = state_tensors[pos]
-            if isinstance(container, Tensor):
-                container._grad = obj
-            elif isinstance(container, dict):
-                container[k] = obj
-            elif isinstance(container, types.CellType):
-                container.cell_contents = obj
-            else:
-                vars(container)[k] = obj
+            if undo is not None:
+                undo.append((_set_place, (container, k, _get_place(container, k))))
+            _set_place(container, k, fresh.get(id(obj), obj))
         for (kind, where), value in zip(program.writes, written):
-            if kind == "state":
-                _set_value(state_tensors[where], value)
-            elif kind == "arg":
-                _set_value(arg_tensors[where], value)
+            if kind == "state" or kind == "arg":
+                t = (state_tensors if kind == "state" else arg_tensors)[where]
+                if kind == "arg" or where not in program.kept:  # (the kept state's new arrays hold its old values
+                    keep((_set_value, (t, t._data)))  # after a failed check; its old ones may be donated)
+                _set_value(t, value)
             elif kind == "arggrad":
                 t = arg_tensors[where]
                 if t._grad is None:
+                    keep((_set_place, (t, "_grad", None)))
                     t._grad = _wrap(value)
                 else:
+                    keep((_set_value, (t._grad, t._grad._data)))
                     _set_value(t._grad, value)
             elif kind == "new":
                 if id(where) not in fresh:  # (inside another new object: updated in place)
+                    keep((_set_value, (where, where._data)))
                     _set_value(where, value)
             else:
+                keep((where.restore, (where.get(),)))
                 where.set(value)
-        for k, d in program.deltas:
-            state_tensors[k]._version_counter().version += d
-        for k, d in program.arg_deltas:
-            arg_tensors[k]._version_counter().version += d
+        for tensors, deltas in ((state_tensors, program.deltas), (arg_tensors, program.arg_deltas)):
+            for k, d in deltas:
+                vc = tensors[k]._version_counter()
+                vc.version += d
+                keep((_bump, (vc, -d)))
 
     def _outputs(self, program, arrays):
         it = iter(arrays)
@@ -820,62 +824,42 @@ def _failure(checks, status):
     return exc(message.format(v=int(status[n + k])))
 
 
-class _Undo:
-    """What ``_write_back`` changes, as it was before: put back when a value check of the call failed."""
+def _ignore(_):
+    pass
 
-    def __init__(self, program, arg_tensors, state_tensors):
-        self.places = []  # (container, key, old value or _MISSING)
-        for container, k, _, pos in program.attach:
-            if pos is not None:
-                container = state_tensors[pos]
-            if isinstance(container, Tensor):
-                self.places.append((container, "_grad", container._grad))
-            elif isinstance(container, dict):
-                self.places.append((container, k, container.get(k, _MISSING)))
-            elif isinstance(container, types.CellType):
-                try:
-                    self.places.append((container, "cell_contents", container.cell_contents))
-                except ValueError:  # (an empty cell)
-                    self.places.append((container, "cell_contents", _MISSING))
-            else:
-                self.places.append((vars(container), k, vars(container).get(k, _MISSING)))
-        kept = program.kept  # (the donated state: its new arrays hold its old values after a failed check)
-        self.values = []  # (tensor or cell, old value)
-        for kind, where in program.writes:
-            if kind == "state" and where not in kept:
-                self.values.append((state_tensors[where], state_tensors[where]._data))
-            elif kind == "arg":
-                self.values.append((arg_tensors[where], arg_tensors[where]._data))
-            elif kind == "arggrad":
-                t = arg_tensors[where]
-                self.places.append((t, "_grad", t._grad))
-                if t._grad is not None:
-                    self.values.append((t._grad, t._grad._data))
-            elif kind == "new":
-                self.values.append((where, where._data))
-            elif kind == "cell":
-                self.values.append((where, where.get()))
-        self.versions = [(state_tensors[k], d) for k, d in program.deltas] + \
-            [(arg_tensors[k], d) for k, d in program.arg_deltas]
 
-    def restore(self):
-        for obj, value in self.values:
-            if isinstance(obj, Tensor):
-                _set_value(obj, value)
-            else:
-                obj.restore(value)
-        for container, k, old in self.places:
-            if isinstance(container, dict):
-                if old is _MISSING:
-                    container.pop(k, None)
-                else:
-                    container[k] = old
-            elif old is _MISSING:  # (a cell that was empty)
-                del container.cell_contents
-            else:
-                setattr(container, k, old)
-        for t, d in self.versions:
-            t._version_counter().version -= d
+def _get_place(container, k):
+    """What ``_set_place(container, k, ...)`` overwrites (``_MISSING``: nothing there)."""
+    if isinstance(container, Tensor):
+        return getattr(container, k)
+    if isinstance(container, types.CellType):
+        try:
+            return container.cell_contents
+        except ValueError:  # (an empty cell)
+            return _MISSING
+    return (container if isinstance(container, dict) else vars(container)).get(k, _MISSING)
+
+
+def _set_place(container, k, value):
+    """Put ``value`` where the walk found an object: a tensor's ``.grad``, a dict's item, a closure cell or an
+    object's attribute (its ``__dict__``: no ``__setattr__`` runs); ``_MISSING`` removes what is there."""
+    if isinstance(container, Tensor):
+        setattr(container, k, value)
+    elif isinstance(container, types.CellType):
+        if value is _MISSING:
+            del container.cell_contents
+        else:
+            container.cell_contents = value
+    else:
+        d = container if isinstance(container, dict) else vars(container)
+        if value is _MISSING:
+            d.pop(k, None)
+        else:
+            d[k] = value
+
+
+def _bump(vc, d):
+    vc.version += d
 
 
 def _graph_freed(node):
