@@ -20,16 +20,18 @@ import bench_core
 import bench_suite
 
 
-def _jax_steps(params, x, y, lr=0.01, momentum=0.9):
-    """The three ``jax.jit`` steps (state donated): plain, keeping the gradients, and checking the targets too."""
-    tx = optax.sgd(lr, momentum=momentum)
+def _jax_steps(params, x, y):
+    """The three ``jax.jit`` steps (state donated): plain, keeping the gradients, and checking the targets too (the
+    suite's optimizer and loss)."""
+    name, kw = bench_suite._SGD
+    tx = bench_suite._OPTAX[name](**kw)
 
     def loss(p):
         h = x
         for i in range(3):
             h = h @ p[f"{2 * i}.weight"].T + p[f"{2 * i}.bias"]
             h = jax.nn.relu(h) if i < 2 else h
-        return optax.softmax_cross_entropy_with_integer_labels(h, y).mean()
+        return bench_suite._LOSSES["cross_entropy"](h, y)
 
     def update(state):
         p, o = state[:2]
