@@ -378,7 +378,8 @@ class OpDef:
                     return tuple((outs,) if single else outs)
 
                 def selected(*a):
-                    return tuple(f(*a)[k] for k in given)
+                    outs = f(*a)  # (once: each call is traced into the program again)
+                    return tuple(outs[k] for k in given)
                 primals = [full[j] for j in wanted]
                 outs, vjp = jax.vjp(selected, *primals)
                 res = _conj_tree(vjp(tuple(_cotangent(grads[k], o) for k, o in zip(given, outs))))
