@@ -185,6 +185,44 @@ def test_python_side_effects_in_a_hook_are_reported():
     assert len(seen) == n  # the hook ran while tracing, not once per call
 
 
+def test_saved_tensor_hooks_of_a_long_chain_unpack_once_while_tracing():
+    """A run of >= 16 elementwise nodes runs its formulas together (autograd/engine.py's _run_chain); inside the
+    trace each saved tensor is still unpacked once, as in eager and in torch (20 packs, 20 unpacks here)."""
+    import itertools
+    counts = {}
+    for mode in ("eager", "compiled"):
+        packs, unpacks = itertools.count(), itertools.count()  # (not a list: the trace's list changes are put back)
+
+        def pack(t, packs=packs):
+            next(packs)
+            return t
+
+        def unpack(t, unpacks=unpacks):
+            next(unpacks)
+            return t
+        x = torch.tensor(np.linspace(0, 1, 5), requires_grad=True)
+
+        def step(x):
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                y = x
+                for _ in range(20):
+                    y = y.sin()
+            y.sum().backward()
+            return x.grad
+        g = (torch.compile(step) if mode == "compiled" else step)(x)
+        counts[mode] = (next(packs), next(unpacks))
+        _close(g.numpy(), _chain_grad(np.linspace(0, 1, 5), 20), torch.float64)
+    assert counts == {"eager": (20, 20), "compiled": (20, 20)}  # (compiled: the trace's calls; it was 20, 40)
+
+
+def _chain_grad(x, n):
+    """d/dx of sum(sin^n(x)) (n nested sines)."""
+    g = np.ones_like(x)
+    for _ in range(n):
+        g, x = g * np.cos(x), np.sin(x)
+    return g
+
+
 def test_batch_shape_change_compiles_once_per_shape():
     (m1, o1), (m2, o2) = _pair(lambda: (lambda m: (m, torch.optim.SGD(m.parameters(), lr=0.1)))(_mlp(torch.float64)))
     step = _train_step(lambda model, x: model(x).square().mean())

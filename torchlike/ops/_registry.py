@@ -132,8 +132,7 @@ def _chain_link(node):
 
 def _run_chain(nodes, grad):
     """The gradient at the end of a run of nodes (each ``_chain_link``-ed to the next) from ``grad`` at its start,
-    as one cached program (each node's formula and saved-tensor checks as ``_OpNode._apply``'s, in order); None
-    inside a JAX trace."""
+    as one cached program (each node's formula and saved-tensor checks as ``_OpNode._apply``'s, in order)."""
     fns, args, counts = [], [], []
     for node in nodes:
         op = node._op
@@ -145,10 +144,9 @@ def _run_chain(nodes, grad):
         fns.append(compiled[0])
         counts.append(len(saved))
         args += [s.unpack_data(node) if s is not None else None for s in saved]
-    if isinstance(grad._data, jax.core.Tracer) or any(isinstance(a, jax.core.Tracer) for a in args[:1]):
-        return None  # (inside a trace each formula stays an equation of its own: loop rolling finds the run)
+    tracing = isinstance(grad._data, jax.core.Tracer) or any(isinstance(a, jax.core.Tracer) for a in args[:1])
     key = (tuple(fns), tuple(counts))
-    run = _chains.get(key)
+    run = None if tracing else _chains.get(key)
     if run is None:
         def composed(flat, g):
             at = 0
@@ -156,9 +154,12 @@ def _run_chain(nodes, grad):
                 g = fn(*flat[at:at + n], g)[0]
                 at += n
             return g
-        run = _chains[key] = jax.jit(_roll.rolled(composed))
-        if len(_chains) > 64:
-            _chains.popitem(last=False)
+        if tracing:  # each formula stays an equation of its own (loop rolling finds the run); the saved tensors
+            run = composed  # are unpacked once, as here (their unpack hooks run once)
+        else:
+            run = _chains[key] = jax.jit(_roll.rolled(composed))
+            if len(_chains) > 64:
+                _chains.popitem(last=False)
     t = _new(Tensor)
     t._data = run(args, grad._data)
     return t
