@@ -61,7 +61,7 @@ VIEW_OPS = {  # in-place view ops on a tensor with history
     "as_strided_": lambda y: y.as_strided_((y.numel() // 2, 2), (1, y.numel() // 2)) if y.numel() > 1 else y,
     "as_strided_offset": lambda y: y.as_strided_((2,), (2,), 1) if y.numel() > 3 else y,
 }
-DTYPES = [np.float32, np.float64, np.complex64]
+DTYPES = [np.float32, np.complex64]  # (the ops move geometry only: a real and a complex dtype; float64 added 140 cases)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
