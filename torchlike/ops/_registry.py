@@ -148,8 +148,8 @@ def _run_chain(nodes, grad):
     key = (tuple(fns), tuple(counts))
     run = None if tracing else _chains.get(key)
     if run is None:
-        def composed(flat, g):
-            at = 0
+        def composed(*flat):  # (the saved arrays, then the gradient)
+            at, g = 0, flat[-1]
             for fn, n in zip(fns, counts):
                 g = fn(*flat[at:at + n], g)[0]
                 at += n
@@ -160,8 +160,9 @@ def _run_chain(nodes, grad):
             run = _chains[key] = jax.jit(_roll.rolled(composed))
             if len(_chains) > 64:
                 _chains.popitem(last=False)
+    args.append(grad._data)
     t = _new(Tensor)
-    t._data = run(args, grad._data)
+    t._data = run(*args) if _hook is not _lazy_hook else _lz.call(run, run, args)  # (lazy: one record for the run)
     return t
 
 
@@ -679,8 +680,9 @@ if _lz._State.on:  # TORCHLIKE_LAZY=1
 
 
 def _plain_dispatch():
-    """Whether ops run as themselves: no autocast, profiler or lazy-mode hook (the engine then fuses runs)."""
-    return _hook is None
+    """Whether ops run as themselves or are recorded by lazy mode: no autocast or profiler hook (the engine then
+    fuses runs of backward formulas: see _run_chain)."""
+    return _hook is None or _hook is _lazy_hook
 
 
 def set_lazy(on):
