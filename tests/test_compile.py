@@ -3,6 +3,7 @@
 Each test builds the same model and optimizer twice (same seed), runs ``fn`` eagerly on one and compiled on the
 other, and compares losses, parameters, gradients, optimizer state, buffers and versions after every call.
 """
+import itertools
 import sys
 import warnings
 
@@ -188,7 +189,6 @@ def test_python_side_effects_in_a_hook_are_reported():
 def test_saved_tensor_hooks_of_a_long_chain_unpack_once_while_tracing():
     """A run of >= 16 elementwise nodes runs its formulas together (autograd/engine.py's _run_chain); inside the
     trace each saved tensor is still unpacked once, as in eager and in torch (20 packs, 20 unpacks here)."""
-    import itertools
     counts = {}
     for mode in ("eager", "compiled"):
         packs, unpacks = itertools.count(), itertools.count()  # (not a list: the trace's list changes are put back)
