@@ -375,3 +375,43 @@ def test_thrash_guard_dynamic_graph():
     np.testing.assert_allclose(lazy_losses, eager_losses, rtol=1e-10)
     for a, b in zip(lazy_params, eager_params):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_only_values_still_held_are_program_outputs():
+    """The pending program returns only the values something still holds (the pending list's own reference does not
+    count): dropped intermediates are dead code; a value held by a tensor, a saved slot or the caller is computed."""
+    x = tl.tensor(np.linspace(-1.0, 1.0, 18).reshape(2, 9))
+    with tl.lazy():
+        a = x.exp()
+        b = a * 2
+        c = b.sin()
+        d = c + 1
+        held = b._data  # the caller holds the array itself
+        del a, b, c
+        before = set(_lazy._programs)
+        tl.sync()
+    (key,) = set(_lazy._programs) - before
+    assert key[2] == (1, 3), key  # the live slots: b's array and d
+    assert held._value is not None
+    np.testing.assert_allclose(d.numpy(), np.sin(np.exp(x.numpy()) * 2) + 1, rtol=1e-12)
+
+
+def test_a_recorded_op_keeps_few_objects_for_the_collector():
+    """Each object a recorded op keeps alive that Python's cycle collector tracks makes the collector run more often
+    (it took ~20% of a lazily recorded 1,000-op chain's step): nodes share their metadata tuples (JAX interns avals),
+    a Python scalar's saved slot is shared, a saved input gets a version counter only when something needs one, and
+    the pending program keeps no weak reference or per-call tuple and list. Counted per (sin, mul by a scalar) pair
+    of a chain (were 18 eagerly, 25 lazily)."""
+    x = tl.tensor(X, requires_grad=True)
+    kept = {}
+    for lazy in (False, True):
+        with tl.lazy(False), tl.lazy(lazy):
+            y = x * 1.0
+            gc.collect()
+            before = len(gc.get_objects())
+            for _ in range(200):
+                y = y.sin() * 1.5
+            gc.collect()
+            kept[lazy] = (len(gc.get_objects()) - before) / 200
+            del y
+    assert kept[False] <= 13 and kept[True] <= 16, kept  # (12-12.3 and 14-15 now)

@@ -302,6 +302,9 @@ class _HookedSavedTensor:
         return self.unpack(node)._data
 
 
+_LATE = object()  # (see _SavedTensor.vc)
+
+
 class _SavedTensor:
     """One tensor saved for backward: its data at save time plus what the version check needs."""
 
@@ -310,9 +313,14 @@ class _SavedTensor:
     def __init__(self, data, tensor, vc, output_nr):
         self.data = data
         self.tensor = tensor  # the input Tensor itself (so _saved_self is x), None for outputs/scalars
-        self.vc = vc  # shared version counter, None when there is nothing to check (wrapped scalars)
-        self.version = vc.version if vc is not None else 0
+        # shared version counter, None when there is nothing to check (wrapped scalars); _LATE: the input had none
+        # yet (version 0): its counter, once made, is checked (no counter object per saved input)
+        self.vc = vc
+        self.version = vc.version if vc is not None and vc is not _LATE else 0
         self.output_nr = output_nr  # >= 0 for a saved output of the owning node
+
+    def _counter(self):
+        return self.vc if self.vc is not _LATE else self.tensor._version_counter()
 
     def unpack_data(self, node, user=False):
         t = self.tensor
@@ -321,8 +329,11 @@ class _SavedTensor:
             raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
                                "This is not supported, please use out-of-place `.detach()` instead")
         vc = self.vc
-        if vc is not None and vc.version != self.version:
-            raise RuntimeError(self._modified_message(node))
+        if vc is not None:
+            if vc is _LATE:
+                vc = t._vc
+            if vc is not None and vc.version != self.version:
+                raise RuntimeError(self._modified_message(node))
         return self.data
 
     def unpack(self, node, user=False):
@@ -354,7 +365,7 @@ class _SavedTensor:
                            (self.tensor._grad_fn, self.tensor._output_nr))
         if grad_fn is not None:
             msg += f", which is output {nr} of {_short_name(grad_fn.name())},"
-        msg += f" is at version {self.vc.version}; expected version {self.version} instead."
+        msg += f" is at version {self._counter().version}; expected version {self.version} instead."
         if is_anomaly_enabled():
             msg += (" Hint: the backtrace further above shows the operation that failed to compute its "
                     "gradient. The variable in question was changed in there or anywhere later. Good luck!")

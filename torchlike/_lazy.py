@@ -25,7 +25,8 @@ constants, so one program serves every value. Tracers (``torchlike.compile``), a
 **Keys and the cache.** Each recorded call appends ``(key, input refs)`` (refs: the slot of a pending input, or
 the position of an external argument, whose aval is folded in when it first appears) to the program's structure
 and folds it into a running hash, so a step costs no more than recording it. ``sync()`` keeps the outputs still
-referenced (weak references: a value nobody holds is dead code XLA removes), looks up
+referenced (the pending list holds each output; one nobody else holds, by its reference count, is dead code XLA
+removes: no weak reference per output, as each tracked object makes Python's collector run more often), looks up
 ``(hash, size, live outputs, donated arguments)`` (checked against the full structure), compiles on a miss and
 runs the program with the external arrays. A training loop records the same structure every step: it compiles
 once, then replays. An external array that only the program holds (a parameter's value before its recorded
@@ -48,7 +49,6 @@ import collections
 import os
 import sys
 import threading
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -160,19 +160,20 @@ def _device():
 
 
 class _Graph:
-    """The pending program: recorded calls, their structure key and running hash, external arguments, and a
-    weak reference per output slot."""
+    """The pending program: recorded calls (their functions; their keys, ``(key, *input refs)``, shared with the
+    structure), the structure and its running hash, external arguments, and the output per slot."""
 
     gen = 0
 
     def __init__(self, gen=0):
         self.gen = gen
-        self.calls = []  # (fn, refs)
-        self.keys = []
+        self.fns = []  # per call: its function
+        self.calls = []  # per call: (key, *refs), the same tuple as in keys
+        self.keys = []  # the structure: calls and ("arg", aval) per external argument
         self.hash = 0
         self.ext = []  # the program's arguments (concrete arrays)
         self.ext_ids = {}  # id(array) -> position (ext keeps the array alive, so ids are stable)
-        self.outs = []  # slot -> weakref to its _LazyArray
+        self.outs = []  # slot -> its _LazyArray (live when something else holds it)
 
 
 _graph = _Graph()
@@ -256,13 +257,14 @@ def _record(fn, key, arrays):
     k = (key, *refs)
     g.keys.append(k)
     g.hash = hash((g.hash, k))
-    g.calls.append((fn, refs))
+    g.fns.append(fn)
+    g.calls.append(k)
     slot = len(g.outs)
     stats["records"] += 1
     outs = []
     for aval in out_avals:
         la = _LazyArray(aval, slot, gen)
-        g.outs.append(weakref.ref(la))
+        g.outs.append(la)
         outs.append(la)
         slot += 1
     result = outs[0] if treedef is None else treedef.unflatten(outs)  # (None: one array)
@@ -298,12 +300,12 @@ def _number(v):
     return a
 
 
-def _replay(calls, live):
+def _replay(fns, calls, live):
     """The pending program as a function of its external arguments, returning the live slots' values."""
     def program(*ext):
         vals = []
-        for fn, refs in calls:
-            out = fn(*[None if r is None else vals[r] if r >= 0 else ext[-1 - r] for r in refs])
+        for fn, k in zip(fns, calls):
+            out = fn(*[None if r is None else vals[r] if r >= 0 else ext[-1 - r] for r in k[1:]])
             vals.extend(jax.tree_util.tree_leaves(out))
         return [vals[s] for s in live]
     return program
@@ -324,9 +326,10 @@ def _sync():
         return
     _graph = _Graph(g.gen + 1)
     live, targets = [], []
-    for slot, ref in enumerate(g.outs):
-        la = ref()
-        if la is not None and la._value is None:
+    outs = g.outs
+    for slot in range(len(outs)):
+        la = outs[slot]
+        if sys.getrefcount(la) > 3 and la._value is None:  # (3: the list, la and getrefcount's argument)
             live.append(slot)
             targets.append(la)
     if not live:
@@ -340,7 +343,7 @@ def _sync():
         if len(_programs) >= _MAX_PROGRAMS:
             _programs.clear()
             _shapes.clear()
-        entry = _programs[ck] = (g.keys, jax.jit(_roll.rolled(_replay(g.calls, live)), donate_argnums=donate))
+        entry = _programs[ck] = (g.keys, jax.jit(_roll.rolled(_replay(g.fns, g.calls, live)), donate_argnums=donate))
         _guard(1)
     else:
         stats["hits"] += 1

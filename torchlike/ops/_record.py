@@ -15,9 +15,18 @@ import weakref
 
 from .._tensor import Tensor, _new, _seq_counter, _type_string, _wrap
 from .._anomaly_mode import _anomaly, _forward_trace
-from .._graph import _HookedSavedTensor, _SavedTensor, _saved_hooks, grad_accumulator
+from .._graph import _LATE, _HookedSavedTensor, _SavedTensor, _saved_hooks, grad_accumulator
 
 _ONE_TRUE = (True,)
+_metas = {}  # one tuple per distinct node metadata (avals, masks: JAX interns avals): fewer objects for the collector
+
+
+def _intern(t):
+    """The one kept tuple equal to ``t`` (nodes share them; call as ``_metas.get(t) or _intern(t)``)."""
+    if len(_metas) > 4096:
+        _metas.clear()
+    _metas[t] = t
+    return t
 
 _INFERENCE_SAVE_MSG = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
@@ -49,8 +58,9 @@ def connect(node, inputs, avals):
                 edges.append((acc, 0))
                 mask.append(acc is not None)
         node.next_functions = tuple(edges)
-        node._mask = tuple(mask)
-    node._in_meta = avals
+        mask = tuple(mask)
+        node._mask = _metas.get(mask) or _intern(mask)
+    node._in_meta = _metas.get(avals) or _intern(avals)
     if _anomaly.enabled:
         node._anomaly_trace = _forward_trace()
     return node
@@ -79,7 +89,7 @@ def save(t, output_nr=-1, check_version=True):
     A Python scalar (a wrapped number) is kept as it is; ``check_version=False``: nothing can modify what is saved
     (an in-place target's value before the write)."""
     if t._wrapped_number:
-        return _SavedTensor(t._data, t, None, -1)
+        return _saved_number(t)
     hooks = _saved_hooks.stack
     if hooks:
         return _HookedSavedTensor(t, hooks[-1], output_nr)
@@ -89,7 +99,21 @@ def save(t, output_nr=-1, check_version=True):
         return _SavedTensor(t._data, t, None, -1)
     if t._is_inference:
         raise RuntimeError(_INFERENCE_SAVE_MSG)
-    return _SavedTensor(t._data, t, t._version_counter(), -1)
+    return _SavedTensor(t._data, t, t._vc or _LATE, -1)
+
+
+_numbers = {}  # id of a wrapped number -> its slot, shared by the nodes saving it (nothing changes a saved slot)
+
+
+def _saved_number(t):
+    """The saved slot of wrapped number ``t`` (a Python scalar operand: nothing to check; the slot keeps ``t``, so
+    its id stays valid)."""
+    s = _numbers.get(id(t))
+    if s is None:
+        if len(_numbers) > 4096:
+            _numbers.clear()
+        s = _numbers[id(t)] = _SavedTensor(t._data, t, None, -1)
+    return s
 
 
 def record(op, args, arrays, statics, outs, inplace=None):
@@ -97,6 +121,7 @@ def record(op, args, arrays, statics, outs, inplace=None):
     that the first output is written into) and the tensors the op saves. Returns the output tensors.
     (The package's hottest path: the common cases of ``set_history`` and ``save`` are written out here.)"""
     out_meta = tuple([None if o is None else o.aval for o in outs])
+    out_meta = _metas.get(out_meta) or _intern(out_meta)
     node = new_node(op, args, arrays, statics, out_meta)
     if inplace is not None and op.saves:  # the target's value before the write, with its history (torch's
         original = _wrap(arrays[0])         # "original self"), for formulas and create_graph that need it
@@ -159,9 +184,9 @@ def record(op, args, arrays, statics, outs, inplace=None):
                         s.version = version_before
                     saved.append(s)
                 elif t._wrapped_number:  # save(t)'s common cases
-                    saved.append(_SavedTensor(t._data, t, None, -1))
+                    saved.append(_numbers.get(id(t)) or _saved_number(t))
                 elif plain and not t._is_inference:
-                    saved.append(_SavedTensor(t._data, t, t._version_counter(), -1))
+                    saved.append(_SavedTensor(t._data, t, t._vc or _LATE, -1))
                 else:
                     saved.append(save(t))
         node._for_backward = tuple(saved)
@@ -199,7 +224,8 @@ def new_node(op, args, arrays, statics, out_meta):
         node._seq = next(_seq_counter)
         node.next_functions = ((t._grad_fn, t._output_nr),)
         node._mask = _ONE_TRUE
-        node._in_meta = (arrays[diff[0]].aval,)
+        in_meta = (arrays[diff[0]].aval,)
+        node._in_meta = _metas.get(in_meta) or _intern(in_meta)
     elif len(diff) == len(args):  # every input differentiable
         connect(node, args, tuple([None if a is None else a.aval for a in arrays]))
     else:
