@@ -6,6 +6,7 @@ Workloads: the 1,000-op chain ``y = sin(y) * 1.0001`` on float32[1024] (forward 
 small MLP training step (batch 32, 784-128-128-10, relu, log_softmax + nll_loss, backward, Adam).
 """
 import argparse
+import statistics
 
 import numpy as np
 import torch
@@ -53,14 +54,17 @@ def mlp_workload():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
+    print("median ms per step over rounds; ratios: median over rounds of the round's ratio to torch")
     print(f"{'workload':36s} {'lazy':>9s} {'eager':>9s} {'torch':>9s} {'lazy/torch':>10s} {'eager/torch':>11s}")
     for name, fns, inner in (("small MLP + Adam step", mlp_workload(), 20),
                              ("1,000-op sin chain fwd+bwd", chain_workload(), 2)):
-        best = bench_core._best(fns, args.repeats, inner)
-        print(f"{name:36s} {best['lazy']:7.3f}ms {best['eager']:7.3f}ms {best['torch']:7.3f}ms "
-              f"{best['lazy'] / best['torch']:9.2f}x {best['eager'] / best['torch']:10.2f}x")
+        times = bench_core._rounds(fns, args.repeats, inner)
+        ms = {k: statistics.median(v) for k, v in times.items()}
+        ratio = {k: statistics.median(a / b for a, b in zip(v, times["torch"])) for k, v in times.items()}
+        print(f"{name:36s} {ms['lazy']:7.3f}ms {ms['eager']:7.3f}ms {ms['torch']:7.3f}ms "
+              f"{ratio['lazy']:9.2f}x {ratio['eager']:10.2f}x")
     print("lazy stats:", _lazy.stats)
 
 

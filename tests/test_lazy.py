@@ -415,3 +415,29 @@ def test_a_recorded_op_keeps_few_objects_for_the_collector():
             kept[lazy] = (len(gc.get_objects()) - before) / 200
             del y
     assert kept[False] <= 13 and kept[True] <= 16, kept  # (12-12.3 and 14-15 now)
+
+
+def test_a_backward_starts_a_small_pending_program_early():
+    """At a backward's start and end the pending program starts running when few of its values are still held (XLA
+    computes the forward while Python records the backward, and the backward while it records the optimizer's step);
+    a forward whose many saved values would all become outputs (a long chain) stays pending, fused with its
+    backward. Gradients are torch's either way."""
+    for n, syncs_at_start in ((3, 1), (100, 0)):
+        grads = {}
+        for lib in (tl, torch):
+            x = lib.tensor(X, requires_grad=True)
+            with tl.lazy(lib is tl):
+                y = x
+                for _ in range(n):
+                    y = y.sin() * 1.5
+                loss = y.sum()
+                if lib is tl:
+                    before = _lazy.stats["syncs"]
+                    loss.grad_fn.register_prehook(lambda g: starts.append(_lazy.stats["syncs"] - before))
+                    starts = []
+                loss.backward()
+                if lib is tl:
+                    assert starts == [syncs_at_start] and loss._data._value is not None, (n, starts)
+                    assert x.grad._data._value is not None  # (the end's program ran: few values held then)
+            grads[lib] = x.grad
+        assert_same(grads[tl], grads[torch])

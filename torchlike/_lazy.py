@@ -34,7 +34,8 @@ in-place update) is donated to it when a result has its shape and dtype (``_dona
 functions themselves (one per op and statics, hashed by identity) or, for ``call_tree``, a tuple.
 
 **Boundaries** (``sync()``): any materialization above, leaving the outermost ``lazy()`` context,
-``optimizer.step()``, ``torchlike.sync()`` (torch_xla's ``mark_step``), and a program reaching ``_MAX_CALLS``.
+``optimizer.step()``, ``torchlike.sync()`` (torch_xla's ``mark_step``), a program reaching ``_MAX_CALLS``, and the
+start of a backward when few of the pending values are still held (``start_early``).
 ``stats`` counts records, syncs, compiles and cache hits.
 
 **Thrash guard.** Code whose graph changes every step through Python control flow (PyTorch's dynamic_net
@@ -314,6 +315,26 @@ def _replay(fns, calls, live):
 def sync():
     """Run the pending program (compiled once per structure) and give every live pending array its value."""
     with _lock:
+        _sync()
+
+
+_EARLY_OUTPUTS = 64
+
+
+def start_early():
+    """``sync()`` when the pending program has at most ``_EARLY_OUTPUTS`` values still held. Called at a backward's
+    start and end: XLA runs the forward while Python records the backward, and the backward while Python records
+    the optimizer's step, as eager dispatch overlaps them. A forward holding more (a long chain's saved values)
+    stays pending: its values would all become outputs of one program and arguments of the next, where fused they
+    never leave XLA."""
+    with _lock:
+        n = 0
+        for la in _graph.outs:
+            if sys.getrefcount(la) > 3 and la._value is None:  # (as in _sync)
+                n += 1
+                if n > _EARLY_OUTPUTS:
+                    return
+        la = None  # (a reference here would keep the last value live)
         _sync()
 
 

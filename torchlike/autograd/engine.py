@@ -23,6 +23,7 @@ import itertools
 import logging
 import threading
 
+from .. import _lazy
 from .._internal import (CHAIN_MAX, CHAIN_MIN, AccumulateGrad, Tensor, accumulate, anomaly, chain_link,
                          dtype_from_np, grad_enabled, grad_state, plain_dispatch, run_chain, type_string,
                          warn_forward_trace, wrap)
@@ -105,6 +106,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
 
     Returns the captured gradients for ``inputs`` when ``accumulate_grad`` is False (autograd.grad).
     """
+    if _lazy._State.on:  # lazy mode: the forward may start running now (see _lazy.start_early)
+        _lazy.start_early()
     # 1. dependencies over the reachable graph
     deps, seen, cut = _reachable(roots)
 
@@ -225,6 +228,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
             for h in log_handles:
                 h.remove()
 
+    if _lazy._State.on:  # and the backward while Python goes on (an optimizer's step)
+        _lazy.start_early()
     if captured is not None and not allow_unused:
         for i, g in enumerate(captured):
             if g is None:
