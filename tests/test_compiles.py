@@ -123,15 +123,20 @@ def test_persistent_compilation_cache_is_on_by_default(tmp_path, env, expected):
 
 
 @pytest.mark.parametrize("setting,frozen", [(None, True), ("0", False)])
-def test_objects_alive_at_import_are_frozen_out_of_the_collector(setting, frozen):
+@pytest.mark.parametrize("own", [False, True])
+def test_objects_alive_at_import_are_frozen_out_of_the_collector(setting, frozen, own):
     """torchlike's import ends with gc.freeze() (the tape's objects trigger full collections, which would rescan
-    everything alive since start-up); TORCHLIKE_GC_FREEZE=0 turns it off."""
-    code = "import gc, torchlike; print(gc.get_freeze_count())"
+    everything alive since start-up) and collects the youngest generation every 20,000 new objects instead of 700,
+    unless the program set its own threshold; TORCHLIKE_GC_FREEZE=0 turns both off."""
+    code = ("import gc; gc.set_threshold(1234)\n" if own else "") + \
+        "import gc, torchlike; print(gc.get_freeze_count(), gc.get_threshold()[0])"
     env = {k: v for k, v in os.environ.items() if k != "TORCHLIKE_GC_FREEZE"}
     if setting is not None:
         env["TORCHLIKE_GC_FREEZE"] = setting
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert (int(out) > 10000) is frozen, out
+    count, threshold = map(int, out.split())
+    assert (count > 10000) is frozen, out
+    assert threshold == (1234 if own else 20000 if frozen else 700), out
 
 
 def test_mask_reads_compile_a_bounded_number_of_times(caplog):

@@ -152,8 +152,14 @@ _xcache.prefetch()  # (the executables this script used first last time load whi
 # leaves thousands of objects alive long enough to reach the collector's oldest generation, and every few steps
 # that triggers a full collection, which rescans every object alive since start-up (~160,000 here, mostly JAX's
 # and NumPy's): a 1,000-op chain spent a quarter of its step in the collector. Those objects live as long as the
-# process, so they are moved out of the collector's sight (``gc.freeze()``, as long-running Python servers do);
-# nothing else about collection changes. TORCHLIKE_GC_FREEZE=0 turns this off.
+# process, so they are moved out of the collector's sight (``gc.freeze()``, as long-running Python servers do).
+# And the youngest generation is collected every 20,000 new objects, not 700 (Python's default, unless the program
+# set its own): fewer, larger collections of the same objects, so the older generations are scanned 30x less often
+# (the 1,000-op chain, paired: lazily 1.43x -> 1.21x torch, eagerly 2.74x -> 2.2-2.3x). Cyclic garbage lives a few
+# thousand allocations longer. TORCHLIKE_GC_FREEZE=0 turns both off.
+_GC_YOUNG = 20000
 if _os.environ.get("TORCHLIKE_GC_FREEZE", "1") != "0":
     import gc as _gc
     _gc.freeze()
+    if _gc.get_threshold()[0] == 700:
+        _gc.set_threshold(_GC_YOUNG, *_gc.get_threshold()[1:])

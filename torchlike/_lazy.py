@@ -328,31 +328,27 @@ def start_early():
     stays pending: its values would all become outputs of one program and arguments of the next, where fused they
     never leave XLA."""
     with _lock:
-        n = 0
-        for la in _graph.outs:
-            if sys.getrefcount(la) > 3 and la._value is None:  # (as in _sync)
-                n += 1
-                if n > _EARLY_OUTPUTS:
-                    return
-        la = None  # (a reference here would keep the last value live)
-        _sync()
+        _sync(_EARLY_OUTPUTS)
 
 
-def _sync():
+def _sync(most=None):
+    """``sync()``'s work (under the lock); ``most``: run only if at most that many values are still held."""
     global _graph, _paused
-    if _paused < 0:  # a pause is over: record again from this boundary
-        _paused = 0
     g = _graph
-    if not g.calls:
-        return
-    _graph = _Graph(g.gen + 1)
     live, targets = [], []
     outs = g.outs
     for slot in range(len(outs)):
         la = outs[slot]
         if sys.getrefcount(la) > 3 and la._value is None:  # (3: the list, la and getrefcount's argument)
+            if len(live) == most:
+                return
             live.append(slot)
             targets.append(la)
+    if _paused < 0:  # a pause is over: record again from this boundary
+        _paused = 0
+    if not g.calls:
+        return
+    _graph = _Graph(g.gen + 1)
     if not live:
         return
     stats["syncs"] += 1
