@@ -145,9 +145,10 @@ def _run_chain(nodes, grad):
         counts.append(len(saved))
         args += [s.unpack_data(node) if s is not None else None for s in saved]
     tracing = isinstance(grad._data, jax.core.Tracer) or any(isinstance(a, jax.core.Tracer) for a in args[:1])
+    lazy = _hook is _lazy_hook
     key = (tuple(fns), tuple(counts))
     run = None if tracing else _chains.get(key)
-    if run is None:
+    if run is None or lazy:
         def composed(*flat):  # (the saved arrays, then the gradient)
             at, g = 0, flat[-1]
             for fn, n in zip(fns, counts):
@@ -156,13 +157,18 @@ def _run_chain(nodes, grad):
             return g
         if tracing:  # each formula stays an equation of its own (loop rolling finds the run); the saved tensors
             run = composed  # are unpacked once, as here (their unpack hooks run once)
-        else:
+        elif run is None:
             run = _chains[key] = jax.jit(_roll.rolled(composed))
             if len(_chains) > 64:
                 _chains.popitem(last=False)
     args.append(grad._data)
     t = _new(Tensor)
-    t._data = run(*args) if _hook is not _lazy_hook else _lz.call(run, run, args)  # (lazy: one record for the run)
+    if not lazy:
+        t._data = run(*args)
+    else:  # one record, of the formulas themselves: the pending program's loop rolling then runs the forward's loop
+        # and this one with the saved values passed between them (the jitted run is one opaque call: its saved values
+        # were sliced out of the forward's loop and stacked again, a 20 s compile for the 1,000-op chain)
+        t._data = _lz.call(composed, key, args, eager=run)
     return t
 
 
