@@ -35,7 +35,7 @@ functions themselves (one per op and statics, hashed by identity) or, for ``call
 
 **Boundaries** (``sync()``): any materialization above, leaving the outermost ``lazy()`` context,
 ``optimizer.step()``, ``torchlike.sync()`` (torch_xla's ``mark_step``), a program reaching ``_MAX_CALLS``, and the
-start of a backward when few of the pending values are still held (``start_early``).
+start and end of a backward when few of the pending values are still held (``start_early``).
 ``stats`` counts records, syncs, compiles and cache hits.
 
 **Thrash guard.** Code whose graph changes every step through Python control flow (PyTorch's dynamic_net
