@@ -1,15 +1,13 @@
 """Adam (and AdamW's decoupled weight decay, AMSGrad, maximize): torch's single-tensor update, jitted over all
 parameters at once."""
-import functools
-
 import jax
 import jax.numpy as jnp
 
-from .. import _lazy, _xcache
+from .. import _xcache
 from .._tensor import Tensor
 from ..ops.creation import tensor as _tensor, zeros_like as _zeros_like
-from .optimizer import (Optimizer, _f64, _real_dtype, _scalar_arg, _scalar_dtype, _to_scalar, _traces,
-                        _write)
+from .optimizer import (Optimizer, _f64, _real_dtype, _run_update, _scalar_arg, _scalar_dtype, _to_scalar,
+                        _traces, _write)
 
 __all__ = ["Adam"]
 
@@ -153,10 +151,7 @@ class Adam(Optimizer):
             targets.append((ps, states, amsgrad, decoupled and bool(group["weight_decay"] != 0)))
         if not specs:
             return loss
-        if _lazy._State.on:
-            new = _lazy.call_tree(functools.partial(_adam_jit, tuple(specs)), ("adam", tuple(specs)), (hypers, *args))
-        else:
-            new = _adam_jit(tuple(specs), hypers, *args)
+        new = _run_update(_adam_jit, "adam", tuple(specs), (hypers, *args))
         for i, (ps, states, amsgrad, decays) in enumerate(targets):
             for j, (p, state) in enumerate(zip(ps, states)):
                 _write(p, new[0][i][j], bumps=2 if decays else 1)  # decoupled decay: mul_ then addcdiv_

@@ -106,6 +106,14 @@ def _real_dtype(dtype):
     return jnp.finfo(dtype).dtype
 
 
+def _run_update(update, name, specs, args):
+    """An optimizer's jitted ``update(specs, *args)``: recorded into the pending program in lazy mode (``name`` and
+    the static ``specs`` key it), else called."""
+    if _lazy._State.on:
+        return _lazy.call_tree(functools.partial(update, specs), (name, specs), args)
+    return update(specs, *args)
+
+
 def _write(t, data, bumps=1):
     """Write ``data`` into ``t`` in place; ``bumps``: how many in-place ops torch runs on it (its version)."""
     commit(t, data)

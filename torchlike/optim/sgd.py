@@ -1,13 +1,11 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize: torch's update as one jitted function."""
-import functools
-
 import jax
 import jax.numpy as jnp
 
-from .. import _lazy, _xcache
+from .. import _xcache
 from .._internal import wrap
 from .._tensor import Tensor
-from .optimizer import Optimizer, _f64, _real_dtype, _scalar_arg, _traces, _write
+from .optimizer import Optimizer, _f64, _real_dtype, _run_update, _scalar_arg, _traces, _write
 
 __all__ = ["SGD"]
 
@@ -91,11 +89,7 @@ class SGD(Optimizer):
             targets.append((ps, old))
         if not specs:
             return loss
-        if _lazy._State.on:  # recorded into the pending program, as Adam's update
-            new_params, new_bufs = _lazy.call_tree(functools.partial(_sgd_jit, tuple(specs)), ("sgd", tuple(specs)),
-                                                   (hypers, params, grads, bufs, fresh))
-        else:
-            new_params, new_bufs = _sgd_jit(tuple(specs), hypers, params, grads, bufs, fresh)
+        new_params, new_bufs = _run_update(_sgd_jit, "sgd", tuple(specs), (hypers, params, grads, bufs, fresh))
         for (ps, old), nps, nbs in zip(targets, new_params, new_bufs):
             for p, a in zip(ps, nps):
                 _write(p, a)
