@@ -183,7 +183,12 @@ def _framework_steps(make):
                 loss = run()
             jax.block_until_ready([t._data for t in leaves()])
             return loss
-        return call
+
+        def compiled_call():  # (a compiled call runs its program whichever the mode: like jax.jit's step, no block)
+            loss = run()
+            jax.block_until_ready([t._data for t in leaves()])
+            return loss
+        return compiled_call if mode == "compiled" else call
 
     def torch_(compiled):
         step, _ = make(torch)

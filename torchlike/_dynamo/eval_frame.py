@@ -68,6 +68,7 @@ def _is_library(obj):
 
 # ----- the walk: state and guard ----------------------------------------------------------------------------------
 _MISSING = object()
+_NONE = {True: "None", False: "not None"}
 
 
 class _Walk:
@@ -82,7 +83,7 @@ class _Walk:
         self.lists = []  # (list, its length): to report lists that grew while tracing
         self.seen = {}
         self.roots = []
-        self.env = {"_MISSING": _MISSING, "_Tensor": Tensor}  # the guard's globals: the objects it reads, by name
+        self.env = {"_Tensor": Tensor}  # the guard's globals: the objects it reads, by name (a place gone raises)
         self.names = {}
         self.checks = []  # (expression, what it reads, for messages)
         self.exprs = []  # per state tensor: the expression that reads it
@@ -140,7 +141,7 @@ class _Walk:
                 if isinstance(value, (dict, set)) and not value and k.startswith("_"):
                     empty.append(self.bind(value))
                 else:
-                    self.visit(value, f"{d}.get({k!r}, _MISSING)", f"{what}.{k}", depth + 1, obj, k)
+                    self.visit(value, f"{d}[{k!r}]", f"{what}.{k}", depth + 1, obj, k)
             if empty:
                 check((f"not ({' or '.join(empty)})", f"{what}'s hooks"))
 
@@ -150,7 +151,7 @@ class _Walk:
         self.exprs.append(n)
         d = t._data
         self.checks.append((
-            f"{n}._data.aval is {self.bind(d.aval)} and {n}._requires_grad is {t._requires_grad} and ({n}._grad_fn is None) is {t._grad_fn is None}",
+            f"{n}._data.aval is {self.bind(d.aval)} and {n}._requires_grad is {t._requires_grad} and {n}._grad_fn is {_NONE[t._grad_fn is None]}",
             f"{what}'s shape, dtype, requires_grad or history"))
         if n.endswith("._grad"):
             return  # (a .grad's own hooks and .grad are not the trace's business)
@@ -181,12 +182,12 @@ class _Walk:
         for k, v in list(d.items()):
             if lifted and k == "lr":
                 self.cells.append(_Item(d, k))
-                self.checks.append((f"type({n}.get('lr')) is float", f"{what}['lr']"))
+                self.checks.append((f"type({n}['lr']) is float", f"{what}['lr']"))
                 continue
             if isinstance(k, Tensor):
                 self.visit(k, self.bind(k), f"{what}'s key", depth + 1)
             label = k if isinstance(k, str) else "<key>"
-            self.visit(v, f"{n}.get({self.bind(k)}, _MISSING)", f"{what}[{label!r}]", depth + 1, d, k)
+            self.visit(v, f"{n}[{self.bind(k)}]", f"{what}[{label!r}]", depth + 1, d, k)
 
     def _function(self, fn, n, what, depth):
         if isinstance(fn, functools.partial):
@@ -208,7 +209,7 @@ class _Walk:
         globs = fn.__globals__
         for name in _global_names(fn.__code__):
             if name in globs:
-                self.visit(globs[name], f"{self.bind(globs)}.get({name!r}, _MISSING)", name, depth + 1, globs, name)
+                self.visit(globs[name], f"{self.bind(globs)}[{name!r}]", name, depth + 1, globs, name)
         self.visit(fn.__defaults__, f"{n}.__defaults__", f"{what}'s defaults", depth + 1)
         self.visit(fn.__kwdefaults__, f"{n}.__kwdefaults__", f"{what}'s defaults", depth + 1)
 
@@ -446,8 +447,8 @@ class _Compiled:
                 walk.seen[id(x)] = x
                 d, g = x._data, x._grad
                 walk.checks.append((
-                    f"isinstance({e}, _Tensor) and {e}._data.aval is {walk.bind(d.aval)} and {e}._requires_grad is {x._requires_grad} and ({e}._grad_fn is None) is "
-                    f"{x._grad_fn is None} and ({e}._grad is None) is {g is None}", f"argument {i}"))
+                    f"isinstance({e}, _Tensor) and {e}._data.aval is {walk.bind(d.aval)} and {e}._requires_grad is {x._requires_grad} and {e}._grad_fn is "
+                    f"{_NONE[x._grad_fn is None]} and {e}._grad is {_NONE[g is None]}", f"argument {i}"))
                 if g is not None:
                     walk.checks.append((f"{e}._grad._data.aval is {walk.bind(g._data.aval)}", f"argument {i}.grad"))
             else:
