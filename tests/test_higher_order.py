@@ -833,6 +833,37 @@ def test_first_order_gradients_require_grad_as_torchs(name):
     assert flags[0] == flags[1]
 
 
+EMPTY_OPERAND_CASES = {  # (fn(m, x, src, index of n rows), src's shape): src has no elements
+    "scatter": (lambda m, x, s, i: x.scatter(0, i(0, 4), s), (0, 4)),
+    "scatter_add": (lambda m, x, s, i: x.scatter_add(0, i(0, 4), s), (0, 4)),
+    "scatter_reduce": (lambda m, x, s, i: x.scatter_reduce(0, i(0, 4), s, "sum"), (0, 4)),
+    "index_add": (lambda m, x, s, i: x.index_add(0, i(0), s), (0, 4)),
+    "index_copy": (lambda m, x, s, i: x.index_copy(0, i(0), s), (0, 4)),
+    "index_put": (lambda m, x, s, i: x.index_put((i(0),), s), (0, 4)),
+    "masked_scatter": (lambda m, x, s, i: x.masked_scatter(m.zeros(3, 4, dtype=m.bool), s), (0,)),
+    "put": (lambda m, x, s, i: x.put(i(0), s), (0,)),
+    "cat": (lambda m, x, s, i: m.cat([x, s]), (0, 4)),
+    "mm_inner_0": (lambda m, x, s, i: x[:, :0] @ s, (0, 4)),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_OPERAND_CASES)
+def test_gradients_of_empty_operands_require_grad_as_torchs(name):
+    """An operand with no elements: JAX's formula gives its gradient as a constant (nothing to read), torch's
+    computes it from the incoming gradient (scatter's src: a gather of it), so under create_graph it requires grad
+    when that gradient does."""
+    fn, shape = EMPTY_OPERAND_CASES[name]
+    flags = []
+    for m in (torch, tl):
+        x = m.tensor(np.ones((3, 4)), requires_grad=True)
+        src = m.tensor(np.ones(shape), requires_grad=True)
+        w = m.tensor([2.0], dtype=m.float64, requires_grad=True)
+        y = fn(m, x, src, lambda *s: m.zeros(s, dtype=m.int64))
+        grads = m.autograd.grad((y * y * w).sum(), (x, src), create_graph=True)
+        flags.append([(tuple(g.shape), g.requires_grad, g.grad_fn is None) for g in grads])
+    assert flags[0] == flags[1]
+
+
 @pytest.mark.parametrize("reduce", [lambda x: x.prod(0), lambda x: x.prod(), lambda x: x.prod(1, keepdim=True)])
 def test_retained_grad_accumulates_in_second_order_as_torch(reduce):
     """torch's prod backward uses its result (grad * result / input without zeros), so a second-order autograd.grad

@@ -619,7 +619,11 @@ def _dependencies(fn, arrays, through_masks=False):
     if dropped:
         result = [r | dropped if o is not None and jnp.issubdtype(o.dtype, jnp.inexact) else r
                   for r, o in zip(result, outs)]
-    return result
+    # likewise an empty floating result (scatter's src gradient for an empty src: torch's gather of the gradient)
+    # is computed from what the formula's other results are
+    every = set().union(*result)
+    return [every if o is not None and o.size == 0 and not r and jnp.issubdtype(o.dtype, jnp.inexact) else r
+            for r, o in zip(result, outs)]
 
 
 def _cotangent(g, out):
