@@ -240,6 +240,9 @@ def _record(fn, key, arrays, eager=None):
             elif a is None:
                 refs.append(None)
                 avals.append(None)
+            elif type(a) is _ArrayImpl and id(a) in g.ext_ids:  # (an argument seen before: a Python scalar's)
+                refs.append(-1 - g.ext_ids[id(a)])
+                avals.append(a.aval)
             else:
                 r, aval = _ref(g, a)
                 refs.append(r)

@@ -18,6 +18,8 @@ from .._anomaly_mode import _anomaly, _forward_trace
 from .._graph import _LATE, _HookedSavedTensor, _SavedTensor, _saved_hooks, grad_accumulator
 
 _ONE_TRUE = (True,)
+_TRUE_FALSE = (True, False)
+_NO_EDGE = (None, 0)
 _metas = {}  # one tuple per distinct node metadata (avals, masks: JAX interns avals): fewer objects for the collector
 
 
@@ -225,6 +227,14 @@ def new_node(op, args, arrays, statics, out_meta):
         node.next_functions = ((t._grad_fn, t._output_nr),)
         node._mask = _ONE_TRUE
         in_meta = (arrays[diff[0]].aval,)
+        node._in_meta = _metas.get(in_meta) or _intern(in_meta)
+    elif len(args) == 2 and len(diff) == 2 and not _anomaly.enabled and args[1] is not None \
+            and args[1]._wrapped_number and args[0]._grad_fn is not None:  # y * 2.0: the next commonest case
+        t = args[0]
+        node._seq = next(_seq_counter)
+        node.next_functions = ((t._grad_fn, t._output_nr), _NO_EDGE)
+        node._mask = _TRUE_FALSE
+        in_meta = (arrays[0].aval, arrays[1].aval)
         node._in_meta = _metas.get(in_meta) or _intern(in_meta)
     elif len(diff) == len(args):  # every input differentiable
         connect(node, args, tuple([None if a is None else a.aval for a in arrays]))
