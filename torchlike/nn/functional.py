@@ -83,6 +83,12 @@ def _fused_linear_ok(input, weight, bias):
             and b.shape[0] in (1, w.shape[0]) and i.dtype == w.dtype == b.dtype and i.dtype.kind in "fc")
 
 
+@functools.lru_cache(maxsize=4096)
+def _transposed(aval):
+    """The aval of a 2-d array's transpose (made once per weight shape: a ShapedArray costs microseconds)."""
+    return jax.core.ShapedArray(aval.shape[::-1], aval.dtype)
+
+
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (AddmmBackward0 / MmBackward0 / views)."""
     if _registry._composite_cast is not None:  # autocast casts linear's operands before its decomposition
@@ -90,8 +96,7 @@ def linear(input, weight, bias=None):
     if bias is not None and _fused_linear_ok(input, weight, bias):
         out = apply(_linear_addmm, (bias, input, weight), (1, 1))
         if out._grad_fn is not None:
-            w = weight._data.aval
-            interpose(out._grad_fn, 2, _shape._t, weight, (), jax.core.ShapedArray(w.shape[::-1], w.dtype))
+            interpose(out._grad_fn, 2, _shape._t, weight, (), _transposed(weight._data.aval))
         return out
     if bias is None:
         return _linalg.matmul(input, weight.t())
@@ -225,7 +230,10 @@ def _check_targets(target, n_classes, ignore_index):
         bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
         _util.check_later(bad.any(), IndexError, "Target {v} is out of bounds.", t[jnp.argmax(bad)])
         return
-    t = np.asarray(target._data).astype(np.int64).ravel()
+    t = np.asarray(target._data).ravel()
+    if not t.size or 0 <= t.min() and t.max() < n_classes:  # (every class in range: the common case, two reductions)
+        return
+    t = t.astype(np.int64)
     bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
     if bad.any():
         raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
