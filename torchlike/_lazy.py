@@ -377,10 +377,13 @@ def _donatable(ext, targets):
     """The arguments the program may overwrite: arrays nothing but the program holds (a parameter's old value once
     an in-place update was recorded; not one a tensor, a view, a saved tensor, a cache or the user still holds),
     each matched to a result of its shape and dtype, whose buffer XLA then reuses."""
-    free = collections.Counter(la.aval for la in targets)
+    held = [i for i in range(len(ext)) if sys.getrefcount(ext[i]) <= 2]  # (2: the list and getrefcount's argument)
+    if not held:
+        return ()
+    free = collections.Counter([la.aval for la in targets])
     donate = []
-    for i in range(len(ext)):
-        if sys.getrefcount(ext[i]) <= 2 and free[ext[i].aval] > 0:  # (2: the list and getrefcount's argument)
+    for i in held:
+        if free[ext[i].aval] > 0:
             free[ext[i].aval] -= 1
             donate.append(i)
     stats["donated"] += len(donate)
