@@ -184,7 +184,7 @@ def _framework_steps(make):
             jax.block_until_ready([t._data for t in leaves()])
             return loss
 
-        def compiled_call():  # (a compiled call runs its program whichever the mode: like jax.jit's step, no block)
+        def compiled_call():  # (no lazy(False) block: a compiled call runs its program in either mode, as jax.jit does)
             loss = run()
             jax.block_until_ready([t._data for t in leaves()])
             return loss
