@@ -11,7 +11,7 @@ import torchlike as tl
 import torchlike.nn.functional as TF
 from torchlike import _lazy
 
-from oracle import assert_same, error_of
+from oracle import assert_same, error_of, saved_names
 
 rng = np.random.RandomState(0)
 X = rng.randn(3, 4).astype(np.float32)
@@ -469,3 +469,86 @@ def test_a_backward_chain_rolls_with_its_forward(monkeypatch):
     names = [e.primitive.name for e in jax.make_jaxpr(_lazy._roll.rolled(program))(*ext).eqns]
     assert names.count("scan") == 2 and "slice" not in names, names
     assert_same(grads[tl], grads[torch])
+
+
+
+_SHORT_CASES = {  # each: the op under test on y, z (tensors with a node) and c (a tensor that does not require grad)
+    "sin (saves self)": lambda lib, y, z, c: y.sin(),
+    "exp (saves result)": lambda lib, y, z, c: y.exp(),
+    "times a Python number": lambda lib, y, z, c: y * 2.5,
+    "plus a Python number (saves nothing)": lambda lib, y, z, c: y + 1.5,
+    "divided by a Python number": lambda lib, y, z, c: y / 3.0,
+    "times a tensor with a node": lambda lib, y, z, c: y * z,
+    "minus a tensor with a node": lambda lib, y, z, c: y - z,
+    "times a tensor without grad": lambda lib, y, z, c: y * c,
+    "atan2 with a broadcast tensor with a node": lambda lib, y, z, c: lib.atan2(y, z.sum(0)),
+}
+
+
+def _structure(node):
+    """Name, edges and saved values of the graph below ``node`` (read before a backward frees them)."""
+    if node is None:
+        return None
+    saved = {a: getattr(node, a) for a in sorted(saved_names(node))}
+    return (node.name(), [(_structure(n), nr) for n, nr in node.next_functions],
+            {a: np.asarray(v.detach()).tolist() if hasattr(v, "detach") else v for a, v in saved.items()})
+
+
+def _assert_same_structure(a, b):
+    assert (a is None) == (b is None)
+    if a is None:
+        return
+    assert a[0] == b[0] and len(a[1]) == len(b[1]) and list(a[2]) == list(b[2]), (a, b)
+    for (na, ia), (nb, ib) in zip(a[1], b[1]):
+        assert ia == ib
+        _assert_same_structure(na, nb)
+    for name, value in a[2].items():
+        if isinstance(value, list):
+            np.testing.assert_allclose(value, b[2][name], rtol=1e-6, err_msg=name)
+        else:
+            assert value == b[2][name], name
+
+
+@pytest.mark.parametrize("case", list(_SHORT_CASES))
+def test_the_short_recording_path_builds_torchs_graph(case, monkeypatch):
+    """Lazy mode records the commonest calls (an op of a tensor with a node, and of a Python number, a tensor with a
+    node or one without grad) through ``_record.record_pending``: the graph, saved values, version checks and
+    gradients of both orders are torch's, and the general path was not taken."""
+    from torchlike.ops import _record
+    general = []
+    record = _record.record
+    monkeypatch.setattr(_record, "record", lambda op, *a, **k: general.append(op.name) or record(op, *a, **k))
+    fn = _SHORT_CASES[case]
+
+    def run(lib, lazy, modify):
+        x = lib.tensor(X, requires_grad=True)
+        w = lib.tensor(X[::-1].copy() + 2, requires_grad=True)
+        c = lib.tensor(X * 0.5 + 1)
+        _lazy._reset_guard()  # (not paused by the programs this test compiles)
+        with tl.lazy(lazy):
+            y, z = x * 1.25, w.sqrt()  # (tensors with a node: the leaves' own ops take the general path)
+            general.clear()
+            out = fn(lib, y, z, c)
+            used = list(general)
+            if modify:  # a saved input or output written in place: torch's version error at backward
+                (out if modify == "out" else y).add_(1)
+                z.add_(1)
+                return error_of(lambda: out.sum().backward()), used
+            graph = _structure(out.grad_fn)
+            g = lib.autograd.grad((out * out).sum(), (x, w), create_graph=True, allow_unused=True)
+            gg = lib.autograd.grad(sum((t * t).sum() for t in g if t is not None), (x, w), allow_unused=True)
+            return (out, graph, g, gg), used
+
+    (tout, tgraph, tg, tgg), _ = run(torch, False, False)
+    run(tl, True, False)  # (the first call of a signature takes the general path: it finds the output's aval)
+    (lout, lgraph, lg, lgg), used = run(tl, True, False)
+    assert used == [], used
+    assert_same(lout, tout)
+    _assert_same_structure(lgraph, tgraph)
+    for a, b in zip(lg + lgg, tg + tgg):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert_same(a, b, rtol=1e-5, atol=1e-5)
+            assert a.requires_grad == b.requires_grad
+    for modify in ("in", "out"):
+        assert run(tl, True, modify) == (run(torch, False, modify)[0], [])

@@ -17,10 +17,11 @@ what is not recorded runs eagerly on materialized inputs.
 op's forward, a node's backward formula, an optimizer's update) and ``key`` names it (two calls with equal keys
 compute the same function). Output avals come from ``jax.eval_shape``, cached per (key, input avals), so every
 error the forward raises (shapes, dtypes, torch's refusals raised while tracing) is raised at the same call, and
-torch's checks on shapes and dtypes in the Python layers run unchanged. Inputs that are concrete arrays (params,
-Python scalars as the op table's cached 0-d arrays, learning rates) become arguments of the program, never
-constants, so one program serves every value. Tracers (``torchlike.compile``), arrays on another device and
-``key=None`` (data-dependent sizes) run eagerly.
+torch's checks on shapes and dtypes in the Python layers run unchanged (``call_pending`` records the commonest
+call, one or two inputs and one floating output of a known aval, in one step: the op table's short path). Inputs
+that are concrete arrays (params, Python scalars as the op table's cached 0-d arrays, learning rates) become
+arguments of the program, never constants, so one program serves every value. Tracers (``torchlike.compile``),
+arrays on another device and ``key=None`` (data-dependent sizes) run eagerly.
 
 **Keys and the cache.** Each recorded call appends ``(key, input refs)`` (refs: the slot of a pending input, or
 the position of an external argument, whose aval is folded in when it first appears) to the program's structure
@@ -279,6 +280,52 @@ def _record(fn, key, arrays, eager=None):
 
 
 _LEAF = jax.tree_util.tree_structure(0)
+
+
+def call_pending(fn, a, b=None):
+    """``call``'s commonest case made short: ``fn`` of pending array ``a`` (and of ``b`` if given, pending or a
+    concrete array) whose output aval is known, one floating array. Returns its _LazyArray, or None when the call is
+    not that case (then ``call`` records it)."""
+    g = _graph
+    if type(a) is not _LazyArray or a._value is not None or a._gen != g.gen or _paused \
+            or threading.get_ident() != _State.owner:
+        return None
+    if b is None:
+        shaped = _shapes.get((fn, a.aval))
+        k = (fn, a._slot)
+    elif type(b) is _LazyArray:
+        if b._value is not None or b._gen != g.gen:
+            return None
+        shaped = _shapes.get((fn, a.aval, b.aval))
+        k = (fn, a._slot, b._slot)
+    elif type(b) is _ArrayImpl:
+        shaped = _shapes.get((fn, a.aval, b.aval))
+        k = None
+    else:
+        return None
+    if shaped is None or shaped[1] is not None or len(shaped[0]) != 1 or shaped[0][0].dtype.kind not in "fcV":
+        return None
+    with _lock:
+        if g is not _graph:  # (another thread synced meanwhile)
+            return None
+        if k is None:  # b an argument of the program (a Python scalar's array, a parameter)
+            i = g.ext_ids.get(id(b))
+            if i is None:
+                try:
+                    i = -1 - _ref(g, b)[0]
+                except _Eager:
+                    return None
+            k = (fn, a._slot, -1 - i)
+        g.keys.append(k)
+        g.hash = hash((g.hash, k))
+        g.fns.append(fn)
+        g.calls.append(k)
+        stats["records"] += 1
+        out = _LazyArray(shaped[0][0], len(g.outs), g.gen)
+        g.outs.append(out)
+        if len(g.calls) >= _MAX_CALLS:
+            sync()
+    return out
 
 
 def call_tree(fn, key, args):

@@ -19,6 +19,7 @@ from .._graph import _LATE, _HookedSavedTensor, _SavedTensor, _saved_hooks, grad
 
 _ONE_TRUE = (True,)
 _TRUE_FALSE = (True, False)
+_TRUE_TRUE = (True, True)
 _NO_EDGE = (None, 0)
 _metas = {}  # one tuple per distinct node metadata (avals, masks: JAX interns avals): fewer objects for the collector
 
@@ -193,6 +194,50 @@ def record(op, args, arrays, statics, outs, inplace=None):
                     saved.append(save(t))
         node._for_backward = tuple(saved)
     return results
+
+
+def record_pending(op, args, data, statics):
+    """``record``'s commonest case made short (lazy mode, see ``_registry._apply``): ``args`` a tensor with a node
+    and, if two, a tensor with a node, a wrapped number or a tensor that does not require grad; ``data`` the one
+    floating output; no saved-tensor hooks, no anomaly mode. Returns the output tensor."""
+    a = args[0]
+    node = _new(op.node_cls)
+    node._seq = next(_seq_counter)
+    if len(args) == 1:
+        node.next_functions = ((a._grad_fn, a._output_nr),)
+        mask = node._mask = _ONE_TRUE
+        in_meta = (a._data.aval,)
+    else:
+        b = args[1]
+        if b._grad_fn is None:  # a wrapped number, or a tensor that does not require grad
+            node.next_functions = ((a._grad_fn, a._output_nr), _NO_EDGE)
+            mask = node._mask = _TRUE_FALSE
+        else:
+            node.next_functions = ((a._grad_fn, a._output_nr), (b._grad_fn, b._output_nr))
+            mask = node._mask = _TRUE_TRUE
+        in_meta = (a._data.aval, b._data.aval)
+    node._in_meta = _metas.get(in_meta) or _intern(in_meta)
+    out_meta = (data.aval,)
+    node._out_meta = _metas.get(out_meta) or _intern(out_meta)
+    node._statics = statics
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = True
+    t._grad_fn = node
+    t._output_nr = 0
+    if op.saves:
+        saved = []
+        for name, kind, index, needed_by in op.saves:
+            if needed_by and not mask[needed_by[0]]:  # (one position: see OpDef's saves)
+                saved.append(None)
+            elif kind == "out":
+                saved.append(_SavedTensor(data, None, t._version_counter(), index))
+            else:
+                s = args[index]
+                saved.append((_numbers.get(id(s)) or _saved_number(s)) if s._wrapped_number else
+                             _SavedTensor(s._data, s, s._vc or _LATE, -1))
+        node._for_backward = tuple(saved)
+    return t
 
 
 def refuse_grads(node):

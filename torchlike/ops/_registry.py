@@ -49,7 +49,8 @@ import numpy as np
 from .. import _grad_mode as _gm
 from .. import _lazy as _lz
 from .. import _roll, _xcache
-from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property
+from .._anomaly_mode import _anomaly
+from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property, _saved_hooks
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 from . import _record as _rec
 from ._util import _check_broadcast
@@ -230,6 +231,9 @@ class OpDef:
         # torch's generated nodes save their inputs in alphabetical order of their names, then their outputs:
         # the order in which saved-tensor pack hooks see them
         self.saves.sort(key=lambda s: (s[1] != "in", s[0] if s[1] == "in" else ""))
+        # lazy mode records a call of this op through _rec.record_pending when its operands allow (see _apply)
+        self._pending = (not self._tuple_out and padded is None and 0 < len(self.inputs) <= 2
+                         and len(self.diff) == len(self.inputs) and all(s[1] != "nout" for s in self.saves))
         self.backward = None
         self._fwd = {}
         self._bwd = {}
@@ -715,6 +719,21 @@ def _apply(op, args, statics, _hooked=False):
         if _hook is not _lazy_hook:
             return _hook(op, args, lambda a: _apply(op, a, statics, True), False, statics)
         _hooked = _LAZY
+        if op._pending and _gm._state.grad_enabled and _fw_state.level is None and not _anomaly.enabled \
+                and not _saved_hooks.stack:  # the commonest case, recorded in one step
+            a = args[0]
+            if a is not None and a._grad_fn is not None and a._sgeom is None:
+                if len(args) == 1:
+                    out = _lz.call_pending(op._fwd.get(statics), a._data)
+                    if out is not None:
+                        return _rec.record_pending(op, args, out, statics)
+                else:
+                    b = args[1]
+                    if b is not None and (b._wrapped_number or b._sgeom is None and (
+                            b._grad_fn is not None or not b._requires_grad and not b._is_inference)):
+                        out = _lz.call_pending(op._fwd.get(statics), a._data, b._data)
+                        if out is not None:
+                            return _rec.record_pending(op, args, out, statics)
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics)
     if fwd is None:
