@@ -324,8 +324,8 @@ class _SavedTensor:
 
     def unpack_data(self, node, user=False):
         t = self.tensor
-        if t is not None and not user and self._detached_since(node):  # torch: a saved non-leaf detach_()-ed
-            # since (not for _saved_*)
+        if t is not None and t._detached is not None and not user and self._detached_since(node):  # torch: a saved
+            # non-leaf detach_()-ed since (not for _saved_*)
             raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
                                "This is not supported, please use out-of-place `.detach()` instead")
         vc = self.vc

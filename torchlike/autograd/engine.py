@@ -254,14 +254,10 @@ def _run_chain(node, grads, deps, buffers, tried, keep_graph):
             run.append(nxt)
             if len(run) == CHAIN_MAX:  # (longer runs go as several: one program reused, quick to compile)
                 break
-    g = run_chain(run, grads[0]) if len(run) >= CHAIN_MIN else None
-    if g is None:
+    if len(run) < CHAIN_MIN:
         tried.update(run)
         return node, node._apply(grads)
-    if not keep_graph:
-        for n in run[:-1]:
-            if n._for_backward or n._release_always:
-                n._release()
+    g = run_chain(run, grads[0], not keep_graph)
     last = run[-1]
     outputs = [None] * len(last.next_functions)
     outputs[last._mask.index(True)] = g

@@ -124,17 +124,19 @@ def _chain_link(node):
             or _FREED in node._for_backward or "_apply" in vars(node):
         return None
     mask = node._mask
-    if mask is _rec._ONE_TRUE:
+    if mask is _ONE_TRUE or mask is _TRUE_FALSE:
         return node.next_functions[0]
     if mask is None or mask.count(True) != 1:
         return None
     return node.next_functions[mask.index(True)]
 
 
-def _run_chain(nodes, grad):
+def _run_chain(nodes, grad, release):
     """The gradient at the end of a run of nodes (each ``_chain_link``-ed to the next) from ``grad`` at its start,
-    as one cached program (each node's formula and saved-tensor checks as ``_OpNode._apply``'s, in order)."""
+    as one cached program (each node's formula and saved-tensor checks as ``_OpNode._apply``'s, in order);
+    ``release``: each node but the last releases its saved tensors once they are read, as it would after running."""
     fns, args, counts = [], [], []
+    last = nodes[-1]
     for node in nodes:
         op = node._op
         key = (node._statics, node._in_meta, node._mask)
@@ -144,7 +146,10 @@ def _run_chain(nodes, grad):
         saved = node._for_backward
         fns.append(compiled[0])
         counts.append(len(saved))
-        args += [s.unpack_data(node) if s is not None else None for s in saved]
+        for s in saved:
+            args.append(s.unpack_data(node) if s is not None else None)
+        if release and saved and node is not last:
+            node._release()
     tracing = isinstance(grad._data, jax.core.Tracer) or any(isinstance(a, jax.core.Tracer) for a in args[:1])
     lazy = _hook is _lazy_hook
     key = (tuple(fns), tuple(counts))
@@ -174,6 +179,7 @@ def _run_chain(nodes, grad):
 
 
 _OP_APPLY = _OpNode._apply
+_ONE_TRUE, _TRUE_FALSE = _rec._ONE_TRUE, _rec._TRUE_FALSE
 
 
 class OpDef:
