@@ -78,10 +78,13 @@ def _reachable(roots, cut=None):
                 edges = [(None, 0) if j in cut[node] else e for j, e in enumerate(edges)]
         for nxt, _ in edges:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:  # (reached for the first time: a root reached again is in deps from now on)
+                    deps[nxt] = 1
+                    if nxt not in seen:
+                        stack.append(nxt)
+    seen.update(deps)
     if not formulas:
         return deps, seen, None
     reached = {node: set() for node in formulas}

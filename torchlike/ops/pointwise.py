@@ -77,6 +77,8 @@ def _saved_original(result, cast, original):
 def _apply_float(entry, input, statics=()):
     """``entry`` on ``input``, an integer one computed as the default float: torch's node saves the input itself
     when it requires grad (see _saved_original)."""
+    if input._data.dtype.kind in "fcV":  # (the common case, made short)
+        return _apply(entry, (input,), statics)
     cast = _to_float(input)
     if cast is not input and input._requires_grad:
         return _saved_original(_apply(entry, (cast,), statics), cast, input)
@@ -109,6 +111,8 @@ def _wrap_scalar(x):
     """A tensor stays; a Python/NumPy number becomes torch's wrapped 0-d tensor."""
     if isinstance(x, Tensor):
         return x
+    if type(x) is float or type(x) is int:  # (the common cases, made short)
+        return _scalar(x)
     x = _number(x)
     if isinstance(x, (bool, int, float, complex)):
         return _scalar(x)
