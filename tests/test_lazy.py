@@ -11,7 +11,7 @@ import torchlike as tl
 import torchlike.nn.functional as TF
 from torchlike import _lazy
 
-from oracle import assert_same, error_of, saved_names
+from oracle import assert_same, compare_graph, error_of
 
 rng = np.random.RandomState(0)
 X = rng.randn(3, 4).astype(np.float32)
@@ -485,30 +485,6 @@ _SHORT_CASES = {  # each: the op under test on y, z (tensors with a node) and c 
 }
 
 
-def _structure(node):
-    """Name, edges and saved values of the graph below ``node`` (read before a backward frees them)."""
-    if node is None:
-        return None
-    saved = {a: getattr(node, a) for a in sorted(saved_names(node))}
-    return (node.name(), [(_structure(n), nr) for n, nr in node.next_functions],
-            {a: np.asarray(v.detach()).tolist() if hasattr(v, "detach") else v for a, v in saved.items()})
-
-
-def _assert_same_structure(a, b):
-    assert (a is None) == (b is None)
-    if a is None:
-        return
-    assert a[0] == b[0] and len(a[1]) == len(b[1]) and list(a[2]) == list(b[2]), (a, b)
-    for (na, ia), (nb, ib) in zip(a[1], b[1]):
-        assert ia == ib
-        _assert_same_structure(na, nb)
-    for name, value in a[2].items():
-        if isinstance(value, list):
-            np.testing.assert_allclose(value, b[2][name], rtol=1e-6, err_msg=name)
-        else:
-            assert value == b[2][name], name
-
-
 @pytest.mark.parametrize("case", list(_SHORT_CASES))
 def test_the_short_recording_path_builds_torchs_graph(case, monkeypatch):
     """Lazy mode records the commonest calls (an op of a tensor with a node, and of a Python number, a tensor with a
@@ -520,7 +496,7 @@ def test_the_short_recording_path_builds_torchs_graph(case, monkeypatch):
     monkeypatch.setattr(_record, "record", lambda op, *a, **k: general.append(op.name) or record(op, *a, **k))
     fn = _SHORT_CASES[case]
 
-    def run(lib, lazy, modify):
+    def build(lib, lazy):
         x = lib.tensor(X, requires_grad=True)
         w = lib.tensor(X[::-1].copy() + 2, requires_grad=True)
         c = lib.tensor(X * 0.5 + 1)
@@ -529,26 +505,31 @@ def test_the_short_recording_path_builds_torchs_graph(case, monkeypatch):
             y, z = x * 1.25, w.sqrt()  # (tensors with a node: the leaves' own ops take the general path)
             general.clear()
             out = fn(lib, y, z, c)
-            used = list(general)
-            if modify:  # a saved input or output written in place: torch's version error at backward
-                (out if modify == "out" else y).add_(1)
-                z.add_(1)
-                return error_of(lambda: out.sum().backward()), used
-            graph = _structure(out.grad_fn)
-            g = lib.autograd.grad((out * out).sum(), (x, w), create_graph=True, allow_unused=True)
-            gg = lib.autograd.grad(sum((t * t).sum() for t in g if t is not None), (x, w), allow_unused=True)
-            return (out, graph, g, gg), used
+        return (x, w, y, z, out), list(general)
 
-    (tout, tgraph, tg, tgg), _ = run(torch, False, False)
-    run(tl, True, False)  # (the first call of a signature takes the general path: it finds the output's aval)
-    (lout, lgraph, lg, lgg), used = run(tl, True, False)
+    def grads(lib, lazy, x, w, out):
+        with tl.lazy(lazy):
+            g = lib.autograd.grad((out * out).sum(), (x, w), create_graph=True, allow_unused=True)
+            return g + lib.autograd.grad(sum((t * t).sum() for t in g if t is not None), (x, w), allow_unused=True)
+
+    def version_error(lib, lazy, modified):  # a saved input or output written in place: torch's error at backward
+        (x, w, y, z, out), used = build(lib, lazy)
+        with tl.lazy(lazy):
+            (out if modified == "out" else y).add_(1)
+            z.add_(1)
+            return error_of(lambda: out.sum().backward()), used
+
+    expected, _ = build(torch, False)
+    build(tl, True)  # (the first call of a signature takes the general path: it finds the output's aval)
+    actual, used = build(tl, True)
     assert used == [], used
-    assert_same(lout, tout)
-    _assert_same_structure(lgraph, tgraph)
-    for a, b in zip(lg + lgg, tg + tgg):
+    assert_same(actual[-1], expected[-1])
+    compare_graph(actual[-1].grad_fn, expected[-1].grad_fn)
+    for a, b in zip(grads(tl, True, actual[0], actual[1], actual[-1]),
+                    grads(torch, False, expected[0], expected[1], expected[-1])):
         assert (a is None) == (b is None)
         if a is not None:
             assert_same(a, b, rtol=1e-5, atol=1e-5)
             assert a.requires_grad == b.requires_grad
-    for modify in ("in", "out"):
-        assert run(tl, True, modify) == (run(torch, False, modify)[0], [])
+    for modified in ("in", "out"):
+        assert version_error(tl, True, modified) == (version_error(torch, False, modified)[0], [])
