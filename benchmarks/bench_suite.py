@@ -312,19 +312,24 @@ def _status_bytes(field):
         return int(re.search(rf"{field}:\s+(\d+) kB", f.read()).group(1)) * 1024
 
 
-def chain_peak_probe(impl, n_ops):
-    """How far one warm `n_ops` chain step of `impl` raises the resident set above where it started (Linux: the
-    peak is reset through /proc/self/clear_refs and read as VmHWM; freed heap is returned with malloc_trim
-    first, so the step's allocations show). In bytes; run in a fresh process."""
+def chain_peak_probe(impl, n_ops, steps=5):
+    """How far a warm `n_ops` chain step of `impl` raises the resident set above where it started, the most over
+    `steps` steps (one step's figure depends on where the allocator happens to find memory: torchlike's eager step
+    measured 2.5-7.4 MB from one process to the next, its peak over five steps 5.0-7.4 MB). Linux: the peak is
+    reset through /proc/self/clear_refs and read as VmHWM; freed heap is returned with malloc_trim first, so each
+    step's allocations show. In bytes; run in a fresh process."""
     step = _chain(n_ops)[1][impl]()
-    step()  # compiles: every program the measured call runs
-    gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # VmHWM := VmRSS
-    before = _status_bytes("VmHWM")
-    step()
-    return max(0, _status_bytes("VmHWM") - before)  # the kernel batches RSS counters: +-0.2 MB
+    step()  # compiles: every program the measured calls run
+    rises = []
+    for _ in range(steps):
+        gc.collect()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # VmHWM := VmRSS
+        before = _status_bytes("VmHWM")
+        step()
+        rises.append(_status_bytes("VmHWM") - before)  # the kernel batches RSS counters: +-0.2 MB
+    return max(0, *rises)
 
 
 def chain_memory(n_ops, skip=()):
@@ -395,10 +400,11 @@ def markdown(results, ops, memory, header):
     if memory:
         n_ops, mem = memory
         base = mem.get("torch eager")
-        lines += ["", f"## Peak memory of one chain step ({n_ops} ops, float32[1024])\n",
-                  "The rise of the process's peak resident set over one warm step, each implementation in a fresh "
-                  "process: Linux's VmHWM, reset through /proc/self/clear_refs after a first (compiling) step, "
-                  "with freed heap returned by malloc_trim first so the step's own allocations show. n/a: not "
+        lines += ["", f"## Peak memory of a chain step ({n_ops} ops, float32[1024])\n",
+                  "The most a warm step raises the process's peak resident set, over five steps, each "
+                  "implementation in a fresh process: Linux's VmHWM, reset through /proc/self/clear_refs before "
+                  "each step (after a first, compiling one), with freed heap returned by malloc_trim first so the "
+                  "step's own allocations show. n/a: not "
                   "measured or not measurable here.\n",
                   "| implementation | peak MB | ratio to torch eager |", "|---|---:|---:|"]
         for k, v in mem.items():
