@@ -237,6 +237,8 @@ def record_pending(op, args, data, statics):
                 saved.append((_numbers.get(id(s)) or _saved_number(s)) if s._wrapped_number else
                              _SavedTensor(s._data, s, s._vc or _LATE, -1))
         node._for_backward = tuple(saved)
+    else:
+        node._for_backward = ()
     return t
 
 
@@ -287,6 +289,7 @@ def new_node(op, args, arrays, statics, out_meta):
         connect(node, [args[i] for i in diff], tuple([None if arrays[i] is None else arrays[i].aval for i in diff]))
     node._statics = statics
     node._out_meta = out_meta
+    node._for_backward = ()  # (record fills it when the op saves tensors)
     return node
 
 

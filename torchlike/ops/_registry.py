@@ -64,6 +64,10 @@ class _OpNode(Node):
     """Node of a table op. Instance fields: next_functions, _seq, _mask, _statics, _in_meta, _out_meta,
     _for_backward (the saved tensors)."""
 
+    # the fields every node of a table op has (set where it is made: _record.new_node, _record.record_pending) as
+    # slots: a node is made and freed per recorded op, and a slot is quicker to set and free than an entry of the
+    # instance dict (which the node still has, for hooks and the rest)
+    __slots__ = ("_seq", "next_functions", "_mask", "_in_meta", "_out_meta", "_statics", "_for_backward")
     _op = None
 
     def _n_grad_outputs(self):
