@@ -315,7 +315,7 @@ def _status_bytes(field):
 def chain_peak_probe(impl, n_ops, steps=5):
     """How far a warm `n_ops` chain step of `impl` raises the resident set above where it started, the most over
     `steps` steps (one step's figure depends on where the allocator happens to find memory: torchlike's eager step
-    measured 2.5-7.4 MB from one process to the next, its peak over five steps 5.0-7.4 MB). Linux: the peak is
+    measured 2.5-7.4 MB from one process to the next, its peak over five steps 5.6-7.7 MB). Linux: the peak is
     reset through /proc/self/clear_refs and read as VmHWM; freed heap is returned with malloc_trim first, so each
     step's allocations show. In bytes; run in a fresh process."""
     step = _chain(n_ops)[1][impl]()
