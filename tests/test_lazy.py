@@ -471,7 +471,6 @@ def test_a_backward_chain_rolls_with_its_forward(monkeypatch):
     assert_same(grads[tl], grads[torch])
 
 
-
 _SHORT_CASES = {  # each: the op under test on y, z (tensors with a node) and c (a tensor that does not require grad)
     "sin (saves self)": lambda lib, y, z, c: y.sin(),
     "exp (saves result)": lambda lib, y, z, c: y.exp(),
