@@ -339,7 +339,6 @@ def test_numpy_source_written_later(make):
         np.testing.assert_array_equal(t.numpy(), np.zeros(4))
 
 
-
 def _dynamic_net(lazy, steps=200, seed=0):
     """PyTorch's dynamic_net tutorial, with a random batch size too: the middle layer repeats 0..24 times on 8..16
     rows each step, so the graph changes nearly every step. Returns the losses and the final parameters."""
