@@ -54,10 +54,10 @@ print(json.dumps({"values": values, "bits": bits,
 """
 
 
-def _run(cache, path=ROOT, **env):
+def _run(cache, path=ROOT, script=SCRIPT, **env):
     full = {k: v for k, v in os.environ.items() if k != "TORCHLIKE_EXECUTABLE_CACHE"}
     full.update(TORCHLIKE_COMPILATION_CACHE=str(cache), PYTHONPATH=str(path), **env)
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=full, cwd=path, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", script], env=full, cwd=path, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -96,6 +96,24 @@ def test_a_program_from_jax_persistent_cache_is_stored_whole(tmp_path):
     loaded = _run(tmp_path)
     assert from_jax["loaded"] == 0 and loaded["loaded"] > 0
     assert jax_only["values"] == from_jax["values"] == loaded["values"] and jax_only["bits"] == loaded["bits"]
+
+
+DYNAMIC = r"""
+import json, sys
+sys.path.insert(0, "tests")
+from test_lazy import _dynamic_net
+losses, params = _dynamic_net(True, steps=60)  # (lazy: its eager pauses and the eager run share programs)
+losses2, params2 = _dynamic_net(False, steps=60)
+print(json.dumps([losses, losses2, [p.tolist() for p in params2]]))
+"""
+
+
+def test_a_program_jax_had_in_memory_is_stored_only_once_compiled_or_read(tmp_path):
+    """A program JAX's in-memory cache hands back (it may have loaded it from its persistent cache, and XLA:CPU
+    serializes such an executable again without its code) is not stored: a warm process once failed at its first
+    run with 'Function add_select_fusion.2 not found' (SGD's update in the dynamic-net loop)."""
+    outs = [_run(tmp_path, script=DYNAMIC) for _ in range(3)]
+    assert outs[0] == outs[1] == outs[2]
 
 
 def test_corrupt_entries_are_ignored_and_replaced(tmp_path):

@@ -184,12 +184,16 @@ def _load_or_compile(plain, name, key, args, kwargs):
         lowered = plain.lower(*args, **kwargs)
         if "custom_call" in lowered.as_text():  # (LAPACK and other custom calls: a loaded one can crash)
             return None
-        _captured.on, _captured.raw = True, None
+        _captured.on, _captured.raw, _captured.compiled = True, None, False
         try:
             compiled = lowered.compile()
         finally:
             _captured.on = False
-        _write(directory, path, compiled, _captured.raw)
+        # neither compiled nor read from JAX's cache: JAX's in-memory cache gave an executable this process may have
+        # loaded from its persistent cache earlier, which XLA:CPU serializes again without its code (stored, it
+        # would fail at its first run: "Function ... not found"); the entry is written when it is compiled or read
+        if _captured.compiled or _captured.raw is not None:
+            _write(directory, path, compiled, _captured.raw)
         _captured.raw = None
     call = compiled._executable.create_cpp_call(compiled._params)
     return None if call is None else call._cache_miss
@@ -329,8 +333,16 @@ def _get_executable_and_time(cache_key, compile_options, backend, executable_dev
     return backend.deserialize_executable(raw, executable_devices, compile_options), compile_time
 
 
+def _on_backend_compile(event, duration, **kwargs):
+    """JAX compiled a program, or read it from its persistent cache (not its in-memory cache): noted while torchlike
+    compiles one for its own cache."""
+    if event == _COMPILE_EVENTS[0] and getattr(_captured, "on", False):
+        _captured.compiled = True
+
+
 if _ENABLED:
     _compilation_cache.get_executable_and_time = _get_executable_and_time
+    jax.monitoring.register_event_duration_secs_listener(_on_backend_compile)
 
 
 def _prune(root):
