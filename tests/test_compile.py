@@ -618,6 +618,37 @@ def test_overwritten_state_is_donated_only_when_nothing_else_holds_it():
     assert not np.array_equal(held.numpy(), before)
 
 
+def test_a_replaced_grad_gives_its_buffer_to_the_new_one_only_when_nothing_else_holds_it():
+    """zero_grad then backward makes new .grad tensors each call: the old ones' buffers hold the new values when only
+    their parameters held them; a .grad the user kept keeps its values, as in eager."""
+    (m1, o1), (m2, o2) = _pair(lambda: (_mlp(torch.float64), None))
+    opt1, opt2 = torch.optim.SGD(m1.parameters(), lr=0.1), torch.optim.SGD(m2.parameters(), lr=0.1)
+    x, target = torch.randn(5, 6, dtype=torch.float64), torch.tensor([0, 2, 1, 1, 0])
+    step = _train_step(lambda m, x, t: F.cross_entropy(m(x), t))
+    compiled = torch.compile(step)
+    for i in range(5):
+        pointers = [p.grad._data.unsafe_buffer_pointer() for p in m2.parameters()] if i >= 2 else None
+        kept = m2[0].weight.grad if i == 3 else None
+        values = kept.numpy().copy() if kept is not None else None
+        _close(compiled(m2, opt2, x, target).item(), step(m1, opt1, x, target).item(), torch.float64)
+        _same_state(m1, m2, torch.float64)
+        if pointers is not None:  # (the first call with .grads compiles: its program's trace holds the old ones)
+            reused = [p.grad._data.unsafe_buffer_pointer() == q for p, q in zip(m2.parameters(), pointers)]
+            assert reused == [i != 3] * len(reused)
+        if kept is not None:
+            assert not kept._data.is_deleted()
+            np.testing.assert_array_equal(kept.numpy(), values)
+    assert compiled.compiles == 2
+    # a failed value check puts the old .grads back with their values (their buffers held the new ones)
+    before = [p.grad.numpy().copy() for p in m2.parameters()]
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        compiled(m2, opt2, x, torch.tensor([0, 3, 1, 1, 0]))
+    for p, b in zip(m2.parameters(), before):
+        np.testing.assert_array_equal(p.grad.numpy(), b)
+    _close(compiled(m2, opt2, x, target).item(), step(m1, opt1, x, target).item(), torch.float64)
+    _same_state(m1, m2, torch.float64)
+
+
 def test_compiled_module_releases_its_inputs_after_backward():
     cm = torch.compile(_mlp(torch.float64))
     x = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)

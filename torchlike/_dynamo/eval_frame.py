@@ -387,6 +387,7 @@ class _Program:
         self.freed = []  # per output leaf: fn already backpropagated through its graph
         self.live = []  # per output leaf: it requires grad and its graph is live (a differentiable output)
         self.kept = set()  # with value checks: the state positions a failed check gives back unchanged (donatable)
+        self.recycle = []  # (state position of an old .grad that fn replaces, write index of the new one)
 
 
 class _Compiled:
@@ -488,6 +489,8 @@ class _Compiled:
             for c, a in zip(cells, arrays[n_args + n_state:]):
                 c.install(a)
             inputs = {id(a) for a in arrays}
+            old_grads = [(k, walk.index[id(t._grad)]) for k, t in enumerate(state_tensors)
+                         if t._grad is not None and id(t._grad) in walk.index]
             args, kwargs = _unflatten(tree, iter(leaves))
             outer, _util._deferred = _util._deferred, []
             try:
@@ -527,6 +530,15 @@ class _Compiled:
             found["out_leaves"] = out_leaves
             outs = [x._data for x in out_leaves if isinstance(x, Tensor)]
             found["n_outs"] = len(outs)
+            # a .grad that fn replaces by a new one (zero_grad, then backward): the old one's buffer can hold the
+            # new values when nothing else holds the old tensor (checked each call: _run)
+            new = {id(where): i for i, (kind, where) in enumerate(program.writes) if kind == "new"}
+            recycle = found["recycle"] = []
+            for k, q in old_grads:
+                i, old = new.get(id(state_tensors[k]._grad)), state_tensors[q]
+                if (i is not None and id(old) not in after.seen and written[i].aval == arrays[n_args + q].aval
+                        and ("state", q) not in program.writes and all(q != r for r, _ in recycle)):
+                    recycle.append((q, i))
             program.checks = [(exc, message) for _, _, exc, message in checks]
             if not checks:
                 return outs + written
@@ -540,6 +552,8 @@ class _Compiled:
                 if old is not None and old.aval == written[i].aval:
                     written[i] = jnp.where(failed, old, written[i])
                     found.setdefault("kept", set()).add(pos)
+            for q, i in recycle:  # (after a failed check the old .grad is put back, holding the new buffer)
+                written[i] = jnp.where(failed, arrays[n_args + q], written[i])
             return outs + written + [status]
 
         arrays = [t._data for t in arg_tensors + state_tensors] + [c.get() for c in cells]
@@ -590,6 +604,10 @@ class _Compiled:
         if program.donate:  # the state the program overwrites: its old buffers are given to XLA when nothing else
             program.donating = _split(jax.jit(fun, donate_argnums=program.donate), found["n_outs"],  # holds them
                                       program.checks)
+        program.recycle = found["recycle"]
+        if program.recycle:  # and the replaced .grads' buffers (keep_unused: fn may not read them)
+            program.recycling = _split(jax.jit(fun, donate_argnums=program.donate + tuple(
+                n_args + q for q, _ in program.recycle), keep_unused=True), found["n_outs"], program.checks)
         if any(program.live):
             self._backward_program(program, leaves, arg_tensors)
         self.programs.insert(0, program)
@@ -673,16 +691,21 @@ class _Compiled:
             diff = [(arg_tensors + state_tensors)[k] for k in program.diff]
             outs = CompiledFunction.apply(self, program, arrays, arg_tensors, state_tensors, *diff)
         else:
-            run = program.jitted
+            run, recycled = program.jitted, False
             n = len(arg_tensors)
-            if program.donate and all(_donatable(state_tensors[i - n], arrays[i]) for i in program.donate):
-                run = program.donating
+            if all(_donatable(state_tensors[i - n], arrays[i]) for i in program.donate):
+                if program.recycle and all(_dropped(state_tensors[q]) for q, _ in program.recycle):
+                    run, recycled = program.recycling, True
+                elif program.donate:
+                    run = program.donating
             outs, written, status = run(arrays)
             arrays.clear()  # (a failure's traceback keeps this frame: its arrays would stop the next donation)
             # written back while the program runs; its value checks (if any) are read after: a failed one puts the
             # state back as it was (the donated state's new arrays hold its old values then: see _compile)
             undo = [] if status is not None else None
             self._write_back(program, arg_tensors, state_tensors, written, undo)
+            if recycled and undo is not None:
+                undo.extend((_set_value, (state_tensors[q], written[i])) for q, i in program.recycle)
             result = self._outputs(program, [_wrap(o) for o in outs])
             failure = status is not None and _failure(program.checks, status)
             if failure:
@@ -771,6 +794,14 @@ def _donatable(t, array):
         return sys.getrefcount(array) <= _OWNED + 1  # (+1: this function's argument)
     return (s.data is array and t._sgeom is None and sys.getrefcount(array) <= _OWNED + 2
             and all(r() is t or r() is None for r in s.members))
+
+
+_DROPPED = 4  # sys.getrefcount of an old .grad held by its parameter and _run's list only (tests/test_compile.py)
+
+
+def _dropped(t):
+    """Whether the write-back drops the old .grad ``t`` and nothing else holds it or its array."""
+    return sys.getrefcount(t) <= _DROPPED and _donatable(t, t._data)
 
 
 def _flatten(obj, leaves):
