@@ -88,9 +88,7 @@ class _OpNode(Node):
         if mask is None:
             mask = self._mask
         key = (self._statics, self._in_meta, mask)
-        compiled = op._bwd.get(key)
-        if compiled is None:
-            compiled = op._compile_backward(key, self._out_meta)
+        compiled = op._bwd.get(key) or op._compile_backward(key, self._out_meta)
         if _gm._state.grad_enabled:  # create_graph: the formula becomes a differentiable op
             args = [s.unpack(self) if s is not None else None for s in saved]
             args += grads
@@ -144,9 +142,7 @@ def _run_chain(nodes, grad, release):
     for node in nodes:
         op = node._op
         key = (node._statics, node._in_meta, node._mask)
-        compiled = op._bwd.get(key)
-        if compiled is None:
-            compiled = op._compile_backward(key, node._out_meta)
+        compiled = op._bwd.get(key) or op._compile_backward(key, node._out_meta)
         saved = node._for_backward
         fns.append(compiled[0])
         counts.append(len(saved))
@@ -745,9 +741,7 @@ def _apply(op, args, statics, _hooked=False):
                         if out is not None:
                             return _rec.record_pending(op, args, out, statics)
     arrays = [a._data if a is not None else None for a in args]
-    fwd = op._fwd.get(statics)
-    if fwd is None:
-        fwd = op._compile_forward(statics)
+    fwd = op._fwd.get(statics) or op._compile_forward(statics)
     try:
         out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(fwd), arrays)
     except (TypeError, ValueError):  # JAX's shape errors: torch's error when the operands do not broadcast
@@ -879,9 +873,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     if target._storage is not None and op not in _views._OWN_INPUT_CHECK:  # the others may share its memory
         _views._check_input_overlap(target, args[1:])
     arrays = [a._data if a is not None else None for a in args]
-    fwd = op._fwd.get(statics)
-    if fwd is None:
-        fwd = op._compile_forward(statics)
+    fwd = op._fwd.get(statics) or op._compile_forward(statics)
     try:
         out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(fwd), arrays)
     except (TypeError, ValueError):

@@ -176,9 +176,7 @@ _conj.derivative(lambda grad: jnp.conj(grad))
 
 
 def _run(entry, statics, *arrays):
-    fwd = entry._fwd.get(statics)
-    if fwd is None:
-        fwd = entry._compile_forward(statics)
+    fwd = entry._fwd.get(statics) or entry._compile_forward(statics)
     return fwd(*arrays)
 
 
