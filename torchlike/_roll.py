@@ -114,11 +114,14 @@ def _find_runs(jaxpr, min_iters):
     budget = 64 * n  # equations analysed at most (periodic code that is no loop could cost O(n * period^2))
     for _, p, a, length in cands:
         best = None
+        if taken[a:a + length].all():  # (inside runs already taken)
+            continue
         for off in range(p):  # each alignment of the period in the segment; the one covering most wins
             start = a + off
             iters = (length - off) // p
-            while iters >= min_iters and taken[start:start + iters * p].any():
-                iters -= 1  # (an overlap with a run already taken: only its tail can)
+            overlap = taken[start:start + iters * p]
+            if overlap.any():  # (a run already taken there: the repetitions before it can still be one)
+                iters = int(overlap.argmax()) // p
             if iters < min_iters or budget <= 0:
                 continue
             budget -= iters * p
