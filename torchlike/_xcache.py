@@ -68,6 +68,9 @@ def jit(fn, name, static_argnums=(), static_argnames=()):
     own = []  # the function's part of the key, made once
 
     def cache_miss(*args, **kwargs):
+        for a in args:
+            if isinstance(a, _core.Tracer):  # inside a trace (nothing to compile): no key to make
+                return plain._cache_miss(*args, **kwargs)
         miss = None
         try:
             key = _key(fn, own, static, static_names, args, kwargs)
