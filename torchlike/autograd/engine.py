@@ -109,8 +109,6 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
 
     Returns the captured gradients for ``inputs`` when ``accumulate_grad`` is False (autograd.grad).
     """
-    if _lazy._State.on:  # lazy mode: the forward may start running now (see _lazy.start_early)
-        _lazy.start_early()
     # 1. dependencies over the reachable graph
     deps, seen, cut = _reachable(roots)
 
@@ -231,8 +229,8 @@ def _run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accu
             for h in log_handles:
                 h.remove()
 
-    if _lazy._State.on:  # and the backward while Python goes on (an optimizer's step)
-        _lazy.start_early()
+    if _lazy._State.on:  # lazy mode: the forward and backward start running while Python goes on (an optimizer's
+        _lazy.start_early()  # step; see _lazy.start_early)
     if captured is not None and not allow_unused:
         for i, g in enumerate(captured):
             if g is None:
