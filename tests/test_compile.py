@@ -6,6 +6,7 @@ other, and compares losses, parameters, gradients, optimizer state, buffers and 
 import itertools
 import sys
 import warnings
+import weakref
 
 import jax
 import numpy as np
@@ -627,14 +628,16 @@ def test_a_replaced_grad_gives_its_buffer_to_the_new_one_only_when_nothing_else_
     step = _train_step(lambda m, x, t: F.cross_entropy(m(x), t))
     compiled = torch.compile(step)
     for i in range(5):
-        pointers = [p.grad._data.unsafe_buffer_pointer() for p in m2.parameters()] if i >= 2 else None
+        pointers = [p.grad._data.unsafe_buffer_pointer() for p in m2.parameters()] if i >= 1 else None
+        old = weakref.ref(m2[0].weight.grad) if i >= 1 else None
         kept = m2[0].weight.grad if i == 3 else None
         values = kept.numpy().copy() if kept is not None else None
         _close(compiled(m2, opt2, x, target).item(), step(m1, opt1, x, target).item(), torch.float64)
         _same_state(m1, m2, torch.float64)
-        if pointers is not None:  # (the first call with .grads compiles: its program's trace holds the old ones)
+        if pointers is not None:  # (from the call that compiles the program with .grads: it keeps none of them)
             reused = [p.grad._data.unsafe_buffer_pointer() == q for p, q in zip(m2.parameters(), pointers)]
             assert reused == [i != 3] * len(reused)
+            assert (old() is None) == (i != 3)
         if kept is not None:
             assert not kept._data.is_deleted()
             np.testing.assert_array_equal(kept.numpy(), values)

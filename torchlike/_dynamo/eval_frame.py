@@ -221,6 +221,11 @@ class _Walk:
         exec(f"def guard(A):\n    return {body}\n\ndef gather():\n    return [{gather}]\n", env)  # noqa: S102
         return env["guard"], env["gather"]  # (generated from the walk, as torch.compile's guards are)
 
+    def release(self):
+        """Drop what only tracing needed (the objects found and where they sit): the guard and gather keep what
+        they read. A kept walk would hold the first call's arguments and replaced .grads for the program's life."""
+        self.tensors, self.index, self.places, self.lists, self.seen, self.roots = [], {}, {}, [], {}, []
+
     def failing(self, leaves):
         """What the first failing check reads (why a call did not match this guard)."""
         env = dict(self.env, A=leaves)
@@ -610,6 +615,8 @@ class _Compiled:
                 n_args + q for q, _ in program.recycle), keep_unused=True), found["n_outs"], program.checks)
         if any(program.live):
             self._backward_program(program, leaves, arg_tensors)
+        else:  # (the backward program's trace reads the walk again)
+            walk.release()
         self.programs.insert(0, program)
         return program
 
