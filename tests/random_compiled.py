@@ -22,6 +22,14 @@ from random_programs import _error, _is, _leaf, _run_step, _total, generate
 _HOST_READS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError)
 
 
+def _differentiable(t):
+    """Whether ``t`` is a floating result with history (the backward's roots)."""
+    try:
+        return not t.is_leaf and t.requires_grad and _is(t, "float", "complex")
+    except RuntimeError:  # (a view made under no_grad whose base was then written: torch refuses its grad_fn too)
+        return False
+
+
 def _body(program):
     leaves_spec, steps, options = program
     exclude = options.get("exclude", ())
@@ -38,7 +46,7 @@ def _body(program):
                 errors.append(_error(e))
                 result = a
             pool.append(result if isinstance(result, torchlike.Tensor) else a)
-        outs = [t for t in pool if not t.is_leaf and t.requires_grad and _is(t, "float", "complex")]
+        outs = [t for t in pool if _differentiable(t)]
         if outs:
             try:
                 _total(torchlike, outs).backward()
