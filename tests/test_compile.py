@@ -363,6 +363,12 @@ def test_graph_break_splits_into_fused_programs_replayed_by_later_calls():
         compiles.append(_lazy.stats["compiles"] - before["compiles"])
     assert compiles[2:] == [0, 0]  # each branch's programs are cached
     assert all(p.split for p in cfn.programs)  # (two guards: before and after the first .grad exists)
+    x = torch.randn(4, 6, dtype=torch.float64)
+    first = weakref.ref(x)
+    cfn2 = torch.compile(fn)
+    cfn2(m2, o2, x)
+    del x
+    assert first() is None  # (the split program keeps nothing of its first call)
 
 
 def test_graph_break_runs_hooks_registered_before_it_once():

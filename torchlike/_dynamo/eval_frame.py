@@ -223,7 +223,8 @@ class _Walk:
 
     def release(self):
         """Drop what only tracing needed (the objects found and where they sit): the guard and gather keep what
-        they read. A kept walk would hold the first call's arguments and replaced .grads for the program's life."""
+        they read. A kept walk would hold the first call's arguments and replaced .grads for the program's life
+        (a program that runs fn eagerly or in lazy mode, or that has no backward program, needs no more)."""
         self.tensors, self.index, self.places, self.lists, self.seen, self.roots = [], {}, {}, [], {}, []
 
     def failing(self, leaves):
@@ -477,6 +478,7 @@ class _Compiled:
                               f"({config.recompile_limit}); last cause: {self._cause(leaves, tree, modes)}; running "
                               f"it eagerly for new signatures from now on", stacklevel=3)
             program.eager = True
+            walk.release()
             self.programs.insert(0, program)
             return program
         if self.programs and config.verbose:
@@ -635,6 +637,7 @@ class _Compiled:
             warnings.warn(f"torchlike.compile: graph break{where}: {self._name()} runs as fused programs split at "
                           f"its host reads (lazy mode) for this signature", stacklevel=4)
         program.split = True
+        program.walk.release()
         self.programs.insert(0, program)
         return program
 
