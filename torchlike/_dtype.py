@@ -217,3 +217,37 @@ def _result_type(*operands):
             s = _FROM_NP[d.dtype]
             zero = s if zero is None else promote_types(zero, s)
     return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+# ----- Python numbers as cache keys ---------------------------------------------------------------------------
+class _Exact:
+    """A float or complex number as a key that ``==`` tells apart from every other: -0.0 from 0.0, and a NaN equal
+    to itself (as Python numbers, ``-0.0 == 0.0`` and ``nan != nan``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, v):
+        self.text = (type(v), repr(v))
+
+    def __eq__(self, other):
+        return type(other) is _Exact and other.text == self.text
+
+    def __hash__(self):
+        return hash(self.text)
+
+    def __repr__(self):
+        return self.text[1]
+
+
+def _exact_key(v):
+    """``v`` (a number, or a tuple of statics) as a dict key: itself, unless ``==`` confuses it with another value
+    (a float or complex zero or NaN in it): then a key with those numbers as ``_Exact``. The op table's caches of
+    compiled programs and of wrapped scalars key by it: a program made for 0.0 must not run for -0.0."""
+    if type(v) is tuple:
+        out = tuple(_exact_key(x) for x in v)
+        return v if all(a is b for a, b in zip(out, v)) else out
+    if isinstance(v, (_pyfloat, np.floating)):
+        return _Exact(v) if v == 0 or v != v else v
+    if isinstance(v, (complex, np.complexfloating)):
+        return _Exact(v) if v.real == 0 or v.imag == 0 or v != v else v
+    return v

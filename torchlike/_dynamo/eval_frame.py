@@ -43,6 +43,7 @@ import numpy as np
 from jax.core import Tracer
 
 from .. import _grad_mode as _gm, _lazy_mode, _roll
+from .._dtype import _exact_key
 from .._graph import Node, _ALL_FREED, _FREED, _FREED_MSG
 from .._tensor import _NO_VC, Tensor, _wrap
 from ..autograd import grad as _autograd_grad
@@ -101,6 +102,10 @@ class _Walk:
         if isinstance(obj, _SCALARS):
             if obj is None or isinstance(obj, bool):
                 check((f"{expr} is {obj!r}", what))
+            elif _exact_key(obj) is not obj:  # a float zero or NaN (-0.0 == 0.0, nan != nan: see _dtype._exact_key)
+                self.env["_exact_key"] = _exact_key
+                check((f"type(_v := {expr}) is {type(obj).__name__} and _exact_key(_v) == "
+                       f"{self.bind(_exact_key(obj))}", what))
             else:
                 check((f"type(_v := {expr}) is {type(obj).__name__} and _v == {self.bind(obj)}", what))
             return

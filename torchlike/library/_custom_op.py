@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._device import device as _device
+from .._dtype import _exact_key
 from .._internal import grad_enabled, no_grad, traced, views, wrap
 from .._tensor import Tensor
 from ._autograd import _TensorListSlot, _make_autograd_function, _not_list_of_tensor
@@ -398,7 +399,8 @@ def _freeze(v):
         return (type(v).__name__,) + tuple(_freeze(x) for x in v)
     if isinstance(v, _device):
         return ("device", str(v))
-    return (type(v), v)  # every other schema type (numbers, str, dtype, None) is hashable
+    return (type(v), _exact_key(v))  # every other schema type (numbers, str, dtype, None) is hashable (-0.0 and
+    # 0.0 stay distinct too: _exact_key)
 
 
 def _tensors_in(values):

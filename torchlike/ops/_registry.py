@@ -39,6 +39,7 @@ only shapes, dtypes and graph structure, so all of this also runs on JAX tracers
 """
 import collections
 import inspect
+import math
 import threading
 
 import jax
@@ -50,6 +51,7 @@ from .. import _grad_mode as _gm
 from .. import _lazy as _lz
 from .. import _roll, _xcache
 from .._anomaly_mode import _anomaly
+from .._dtype import _exact_key
 from .._graph import Node, _FREED, _FREED_MSG, _raw_saved_property, _saved_property, _saved_hooks
 from .._tensor import Tensor, _wrap, _new, _differentiable_dtype, _type_string
 from . import _record as _rec
@@ -307,6 +309,11 @@ class OpDef:
         return _apply(self, args, tuple(statics[n] for n in self.statics))
 
     def _compile_forward(self, statics):
+        # statics that == confuses with others (a float zero or NaN: -0.0 == 0.0) are kept under an exact key,
+        # which _apply's _fwd.get(statics) never matches: their calls come here
+        key = _exact_key(statics)
+        if key is not statics and key in self._fwd:
+            return self._fwd[key]
         fwd = self.forward if self.refuse is None else self._checked_forward
         pad = self._padded and self._padded(statics)
         if pad and pad[0] != statics:
@@ -322,7 +329,7 @@ class OpDef:
         else:
             kw = dict(zip(self.statics, statics))
             fn = _jit(lambda *a: fwd(*a, **kw), self.name + ".forward")
-        self._fwd[statics] = fn
+        self._fwd[key] = fn
         return fn
 
     def _lazy_key(self, fwd):
@@ -347,7 +354,7 @@ class OpDef:
         trailing arguments); returns it with this call's dynamic values. ``key``: what else the program depends on."""
         names = dict(zip(self.statics, statics)) if names is None else names
         dyn_names = [self.statics[i] for i in self._dyn]
-        key = (key[0], tuple(None if i in self._dyn else v for i, v in enumerate(statics))) + key[2:]
+        key = (key[0], _exact_key(tuple(None if i in self._dyn else v for i, v in enumerate(statics)))) + key[2:]
         shared = self._shared.get(key)
         if shared is None:
             fixed = {n: v for n, v in names.items() if n not in dyn_names}
@@ -359,8 +366,14 @@ class OpDef:
         return shared, tuple(jax.tree.map(_device_int, statics[i]) for i in self._dyn)
 
     def _compile_backward(self, key, out_meta):
-        """Build (jitted, raw) backward for one (statics, input metadata, mask) key."""
+        """Build (jitted, raw) backward for one (statics, input metadata, mask) key (kept as _compile_forward keeps
+        its programs)."""
         statics, in_meta, mask = key
+        exact = _exact_key(statics)
+        if exact is not statics:
+            key = (exact, in_meta, mask)
+            if key in self._bwd:
+                return self._bwd[key]
         n_saved = len(self.saves)
         names = {"grad_input_mask": mask}  # (as torch's formulas: which inputs need a gradient)
         names.update(zip(self.statics, statics))
@@ -788,6 +801,10 @@ _scalar_cache = {}
 def _scalar(value):
     """A cached 0-d tensor for a Python scalar: float64/int64/bool/complex128, as torch wraps them."""
     key = (type(value), value)
+    if not value and type(value) is float:  # (-0.0 == 0.0: the sign is part of the key)
+        key = (float, value, math.copysign(1.0, value))
+    elif type(value) is complex:
+        key = (complex, _exact_key(value))
     t = _scalar_cache.get(key)
     if t is None:
         if len(_scalar_cache) > 4096:
