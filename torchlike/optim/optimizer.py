@@ -92,10 +92,11 @@ def _hooked_step(step):
 
 # ----- helpers for the jitted updates ---------------------------------------------------------------------
 def _scalar_arg(v):
-    """A hyper-parameter as a jit argument: traced, so a new value never recompiles."""
+    """A hyper-parameter as a jit argument: traced, so a new value never recompiles (a number as one array per
+    value: see _lazy._number)."""
     if isinstance(v, Tensor):
         return v._data.reshape(())
-    return float(v)
+    return _lazy._number(float(v))
 
 
 def _f64(x):

@@ -2,7 +2,7 @@
 import jax
 import jax.numpy as jnp
 
-from .. import _xcache
+from .. import _lazy, _xcache
 from .._internal import wrap
 from .._tensor import Tensor
 from .optimizer import Optimizer, _f64, _real_dtype, _run_update, _scalar_arg, _traces, _write
@@ -81,7 +81,7 @@ class SGD(Optimizer):
             if has_mom:
                 old = [self.state[p].get("momentum_buffer") for p in ps]
                 bufs.append([g if b is None else b._data for b, g in zip(old, gs)])
-                fresh.append([b is None for b in old])
+                fresh.append([_lazy._number(b is None) for b in old])
             else:
                 old = None
                 bufs.append([])
