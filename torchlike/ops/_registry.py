@@ -184,6 +184,9 @@ _OP_APPLY = _OpNode._apply
 _ONE_TRUE, _TRUE_FALSE = _rec._ONE_TRUE, _rec._TRUE_FALSE
 
 
+_MAX_PROGRAMS = 1024  # an op's forward (backward) programs kept, one per statics (and input metadata)
+
+
 class OpDef:
     """One entry of the op table (see the module docstring)."""
 
@@ -319,16 +322,14 @@ class OpDef:
         if pad and pad[0] != statics:
             inner = self._fwd.get(pad[0]) or self._compile_forward(pad[0])
             fn = (lambda *a: _host_cut(inner(*a), pad[1], pad[2]))
-            if len(self._fwd) > 1024:
-                self._fwd.clear()
         elif self._dyn:
             shared, dyn = self._shared_jit(("fwd", statics), statics, lambda args, kw: fwd(*args, **kw))
             fn = (lambda *a: shared(*a, *dyn))
-            if len(self._fwd) > 1024:
-                self._fwd.clear()
         else:
             kw = dict(zip(self.statics, statics))
             fn = _jit(lambda *a: fwd(*a, **kw), self.name + ".forward")
+        if len(self._fwd) >= _MAX_PROGRAMS:  # (a static that takes ever new values: the cache starts again)
+            self._fwd.clear()
         self._fwd[key] = fn
         return fn
 
@@ -362,6 +363,8 @@ class OpDef:
 
             def traced(*args):
                 return body(args[:-k], {**fixed, **dict(zip(dyn_names, args[-k:]))})
+            if len(self._shared) >= _MAX_PROGRAMS:
+                self._shared.clear()
             shared = self._shared[key] = _jit(traced, f"{self.name}.{'forward' if key[0] == 'fwd' else 'backward'}")
         return shared, tuple(jax.tree.map(_device_int, statics[i]) for i in self._dyn)
 
@@ -454,8 +457,6 @@ class OpDef:
         if self._dyn:  # one program for every value of the dynamic statics
             shared, dyn = self._shared_jit(("bwd", statics, in_meta, mask), statics, body, names)
             jitted = (lambda *a: shared(*a, *dyn))
-            if len(self._bwd) > 1024:
-                self._bwd.clear()
         else:
             jitted = _jit(run, self.name + ".backward")
         diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
@@ -468,9 +469,9 @@ class OpDef:
             pkey = (pstatics, in_meta, mask)
             inner = (self._bwd.get(pkey) or self._compile_backward(pkey, (out_meta[0].update(shape=tuple(shape)),)))[0]
             jitted = (lambda *a: inner(*a[:-1], None if a[-1] is None else _host_pad(a[-1], axis, size)))
-            if len(self._bwd) > 1024:
-                self._bwd.clear()
         compiled = (jitted, diff_op)
+        if len(self._bwd) >= _MAX_PROGRAMS:
+            self._bwd.clear()
         self._bwd[key] = compiled
         return compiled
 

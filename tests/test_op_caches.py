@@ -1,7 +1,10 @@
-"""-0.0 and 0.0 are different numbers to torch (their signs show in results and gradients) but equal to Python's
+"""The caches torchlike keys by Python numbers and static arguments.
+
+-0.0 and 0.0 are different numbers to torch (their signs show in results and gradients) but equal to Python's
 ``==``: every cache torchlike keys by a Python number (the wrapped scalars, the op table's compiled programs per
-static argument, lazy mode's argument arrays, custom ops' programs) must tell them apart (_dtype._exact_key), in
-whichever order they come. A NaN static is one program, not a new one per call."""
+static argument, lazy mode's argument arrays, custom ops' programs, torchlike.compile's guards) must tell them apart
+(_dtype._exact_key), in whichever order they come. A NaN static is one program, not a new one per call. And an op's
+programs per static stay bounded when a static takes ever new values."""
 import math
 
 import numpy as np
@@ -99,3 +102,18 @@ def test_a_compiled_function_recompiles_for_a_zero_of_the_other_sign_and_not_for
         z[0] = float("nan")
         assert np.isnan(compiled(x).tolist()).all()
     assert compiled.compiles == 3
+
+
+def test_an_op_keeps_a_bounded_number_of_programs(monkeypatch):
+    """A static that takes ever new values (a slope set each step) compiles each; the op's caches start again
+    past _registry._MAX_PROGRAMS instead of growing for the process's life."""
+    from torchlike.ops import _registry, pointwise
+    monkeypatch.setattr(_registry, "_MAX_PROGRAMS", 3)
+    x = tl.tensor([-1.0, 2.0], requires_grad=True)
+    for k in range(5):
+        slope = 0.125 * (k + 1)
+        y = tl.nn.functional.leaky_relu(x, slope)
+        y.sum().backward()
+        assert y.tolist() == [-slope, 2.0] and x.grad.tolist() == [slope, 1.0]
+        x.grad = None
+        assert len(pointwise._leaky_relu._fwd) <= 3 and len(pointwise._leaky_relu._bwd) <= 3
