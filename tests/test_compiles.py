@@ -218,3 +218,37 @@ def test_add_and_sub_with_new_alphas_compile_nothing():
     assert _traces[0] == before
     np.testing.assert_allclose(p.numpy(), 1 - 0.1 * 2 - 0.25 * 2 - sum(1.5 * lr * 2 for lr in (0.2, 0.3, 0.05)))
     np.testing.assert_allclose(q.grad.numpy(), 4.0)
+
+
+_NUMBERED = {  # f(module, x, v): an activation whose number v a schedule may change every step
+    "threshold": lambda m, x, v: m.nn.functional.threshold(x, v, -v),
+    "threshold_": lambda m, x, v: m.nn.functional.threshold(x * 1, v, -v, True),
+    "softshrink": lambda m, x, v: m.nn.functional.softshrink(x, v),
+    "hardshrink": lambda m, x, v: m.nn.functional.hardshrink(x, v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NUMBERED))
+def test_activations_with_new_numbers_compile_nothing(name):
+    """Their numbers are traced (dynamic statics): a new value each step reuses the first step's programs, and
+    the values and gradients stay torch's."""
+    f = _NUMBERED[name]
+    data = np.array([-1.5, -0.25, 0.0, 0.375, 2.0, -0.625, 1.25], np.float32)  # (a length no other test uses)
+
+    def step(m, x, v):
+        y = f(m, x, v)
+        y.sum().backward()
+        return y
+
+    results = []
+    for k, v in enumerate((0.5, 0.125, 0.75, 0.3)):
+        x, xt = tl.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        before = _traces[0]
+        y = step(tl, x, v)
+        if k >= 2:  # (the first two steps: the first compiles; the second, .grad's first accumulation pattern)
+            assert _traces[0] == before, v
+        yt = step(torch, xt, v)
+        results.append((y.tolist(), x.grad.tolist(), yt.tolist(), xt.grad.tolist()))
+    for y, g, yt, gt in results:
+        np.testing.assert_allclose(y, yt, rtol=1e-6)
+        assert g == gt

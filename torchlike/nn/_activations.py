@@ -191,10 +191,11 @@ def _hardshrink_forward(self, *, lambd):
     return jnp.where((self >= -lam) & (self <= lam), jnp.zeros((), self.dtype), self)
 
 
+# (the numbers are dynamic statics, traced: a new value each step compiles nothing)
 _softshrink = _entry("SoftshrinkBackward0", ("self",), _softshrink_forward, _shrink_grad, attrs=("lambd",),
-                     fused_backward=True, refuse={_NOT_REAL: "softshrink_check"})
+                     fused_backward=True, refuse={_NOT_REAL: "softshrink_check"}, dynamic=("lambd",))
 _hardshrink = _entry("HardshrinkBackward0", ("self",), _hardshrink_forward, _shrink_grad, attrs=("lambd",),
-                     fused_backward=True, refuse={_NOT_REAL: "hardshrink_cpu"})
+                     fused_backward=True, refuse={_NOT_REAL: "hardshrink_cpu"}, dynamic=("lambd",))
 
 
 @_tensor_args("softshrink", "input")
@@ -219,10 +220,12 @@ def _threshold_forward(self, *, threshold, value):
 
 _threshold = _entry("ThresholdBackward0", ("self",), _threshold_forward,
                     lambda grad, self, threshold, value: jnp.where(self <= threshold, 0, grad),
-                    attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"})
+                    attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"},
+                    dynamic=("threshold", "value"))
 _threshold_inplace = _entry("ThresholdBackward1", ("result",), _threshold_forward,  # torch saves the result
                             lambda grad, result, threshold, value: jnp.where(result <= threshold, 0, grad),
-                            attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"})
+                            attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"},
+                            dynamic=("threshold", "value"))
 
 
 @_tensor_args("threshold", "input")
