@@ -225,6 +225,8 @@ _NUMBERED = {  # f(module, x, v): an activation whose number v a schedule may ch
     "threshold_": lambda m, x, v: m.nn.functional.threshold(x * 1, v, -v, True),
     "softshrink": lambda m, x, v: m.nn.functional.softshrink(x, v),
     "hardshrink": lambda m, x, v: m.nn.functional.hardshrink(x, v),
+    "smooth_l1_loss": lambda m, x, v: m.nn.functional.smooth_l1_loss(x, x.detach().flip(0), beta=v),
+    "huber_loss": lambda m, x, v: m.nn.functional.huber_loss(x, x.detach().flip(0), reduction="sum", delta=v),
 }
 
 

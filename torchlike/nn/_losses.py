@@ -105,10 +105,12 @@ def _huber_grad(grad, self, target, reduction, delta):
     return g, -g
 
 
-_smooth_l1 = OpDef("SmoothL1LossBackward0", _smooth_l1_forward, save=("self", "target"), attrs=("beta", "reduction"))
+# (beta and delta are dynamic statics, traced: a new value each step compiles nothing)
+_smooth_l1 = OpDef("SmoothL1LossBackward0", _smooth_l1_forward, save=("self", "target"), attrs=("beta", "reduction"),
+                   dynamic=("beta",))
 _smooth_l1.derivative(_smooth_l1_grad)
 _huber = OpDef("HuberLossBackward0", _huber_forward, save=("self", "target"), attrs=("delta", "reduction"),
-               refuse={"biuc": "huber_cpu"})
+               refuse={"biuc": "huber_cpu"}, dynamic=("delta",))
 _huber.derivative(_huber_grad)
 
 
