@@ -271,6 +271,29 @@ def test_scalars_are_arguments():
     np.testing.assert_allclose(values, [(np.sin(X) * s + 2 * s).sum() for s in (0.25, 3.0, -1.5)], rtol=1e-5)
 
 
+def test_dynamic_statics_are_arguments():
+    """An op whose numbers are dynamic statics (threshold's, huber_loss's delta) gets a new value without a new
+    pending program, forward and backward (ops/_registry.py's _lazy_call)."""
+    def loss(v):
+        x = tl.tensor(X, requires_grad=True)
+        y = tl.nn.functional.huber_loss(tl.nn.functional.threshold(x.sin(), v, -v), x.detach(), delta=v * 2)
+        y.backward()
+        return y.item(), x.grad.sum().item()
+
+    def expected(v):
+        x = torch.tensor(X, requires_grad=True)
+        y = torch.nn.functional.huber_loss(torch.nn.functional.threshold(x.sin(), v, -v), x.detach(), delta=v * 2)
+        y.backward()
+        return y.item(), x.grad.sum().item()
+
+    with tl.lazy():
+        loss(0.5)
+        before = _lazy.stats["compiles"]
+        values = [loss(v) for v in (0.125, 0.25, 0.375)]
+    assert _lazy.stats["compiles"] == before
+    np.testing.assert_allclose(values, [expected(v) for v in (0.125, 0.25, 0.375)], rtol=1e-5)
+
+
 def test_a_backward_chain_is_one_record():
     """A run of elementwise backward nodes (autograd/engine.py's _run_chain) is recorded as one call, as eager
     dispatch runs it as one program: the 40-op chain's backward is two records, not one per node; the gradient

@@ -100,7 +100,7 @@ class _OpNode(Node):
             for g in grads:
                 args.append(g._data if g is not None else None)
             outs = []
-            for o in (compiled[0](*args) if _hook is not _lazy_hook else _lz.call(compiled[0], compiled[0], args)):
+            for o in (compiled[0](*args) if _hook is not _lazy_hook else _lazy_call(compiled[0], compiled[0], args)):
                 if o is not None:
                     t = _new(Tensor)
                     t._data = o
@@ -325,6 +325,7 @@ class OpDef:
         elif self._dyn:
             shared, dyn = self._shared_jit(("fwd", statics), statics, lambda args, kw: fwd(*args, **kw))
             fn = (lambda *a: shared(*a, *dyn))
+            fn.shared, fn.dyn = shared, dyn  # (for _lazy_call)
         else:
             kw = dict(zip(self.statics, statics))
             fn = _jit(lambda *a: fwd(*a, **kw), self.name + ".forward")
@@ -457,6 +458,7 @@ class OpDef:
         if self._dyn:  # one program for every value of the dynamic statics
             shared, dyn = self._shared_jit(("bwd", statics, in_meta, mask), statics, body, names)
             jitted = (lambda *a: shared(*a, *dyn))
+            jitted.shared, jitted.dyn = shared, dyn
         else:
             jitted = _jit(run, self.name + ".backward")
         diff_op = _FnOp(self.name + "Backward", run, jitted, n_saved + len(self.outputs), sum(mask),
@@ -713,6 +715,16 @@ if _lz._State.on:  # TORCHLIKE_LAZY=1
     _hook = _lazy_hook
 
 
+def _lazy_call(fn, key, arrays):
+    """Lazy mode's record of ``fn(*arrays)`` (``key``: see OpDef._lazy_key). A program of an op with dynamic statics
+    is recorded as the op's shared program with their values as arguments: a new value is then the same pending
+    program (as a new value is the same program in eager mode), not a new one to compile."""
+    shared = getattr(fn, "shared", None)
+    if shared is not None:
+        return _lz.call(shared, shared, [*arrays, *fn.dyn])
+    return _lz.call(fn, key, arrays)
+
+
 def _plain_dispatch():
     """Whether ops run as themselves or are recorded by lazy mode: no autocast or profiler hook (the engine then
     fuses runs of backward formulas: see _run_chain)."""
@@ -757,7 +769,7 @@ def _apply(op, args, statics, _hooked=False):
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics) or op._compile_forward(statics)
     try:
-        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(fwd), arrays)
+        out = fwd(*arrays) if _hooked is not _LAZY else _lazy_call(fwd, op._lazy_key(fwd), arrays)
     except (TypeError, ValueError):  # JAX's shape errors: torch's error when the operands do not broadcast
         _check_broadcast(arrays)
         raise
@@ -893,7 +905,7 @@ def _apply_inplace(op, target, args, statics, overlap=None, _hooked=False):
     arrays = [a._data if a is not None else None for a in args]
     fwd = op._fwd.get(statics) or op._compile_forward(statics)
     try:
-        out = fwd(*arrays) if _hooked is not _LAZY else _lz.call(fwd, op._lazy_key(fwd), arrays)
+        out = fwd(*arrays) if _hooked is not _LAZY else _lazy_call(fwd, op._lazy_key(fwd), arrays)
     except (TypeError, ValueError):
         _check_broadcast(arrays)
         raise
