@@ -227,6 +227,14 @@ _NUMBERED = {  # f(module, x, v): an activation whose number v a schedule may ch
     "hardshrink": lambda m, x, v: m.nn.functional.hardshrink(x, v),
     "smooth_l1_loss": lambda m, x, v: m.nn.functional.smooth_l1_loss(x, x.detach().flip(0), beta=v),
     "huber_loss": lambda m, x, v: m.nn.functional.huber_loss(x, x.detach().flip(0), reduction="sum", delta=v),
+    "leaky_relu": lambda m, x, v: m.nn.functional.leaky_relu(x, v),
+    "leaky_relu_": lambda m, x, v: m.nn.functional.leaky_relu(x * 1, v, True),
+    "hardtanh": lambda m, x, v: m.nn.functional.hardtanh(x, -v, v * 2),
+    "softplus": lambda m, x, v: m.nn.functional.softplus(x, 1 + v, 4 * v),
+    "elu": lambda m, x, v: m.nn.functional.elu(x, v),
+    "clamp": lambda m, x, v: x.clamp(-v, v),
+    "clamp_min": lambda m, x, v: x.clamp_min(v),
+    "clamp_max_": lambda m, x, v: (x * 1).clamp_max_(v),
 }
 
 
@@ -253,4 +261,14 @@ def test_activations_with_new_numbers_compile_nothing(name):
         results.append((y.tolist(), x.grad.tolist(), yt.tolist(), xt.grad.tolist()))
     for y, g, yt, gt in results:
         np.testing.assert_allclose(y, yt, rtol=1e-6)
-        assert g == gt
+        np.testing.assert_allclose(g, gt, rtol=1e-6)
+
+
+def test_clamp_bounds_that_do_not_fit_an_integer_tensor_raise_as_torch():
+    """The bounds are traced: torch's check that they fit the integer type is made before (-255 wraps in uint8)."""
+    for m in (tl, torch):
+        x = m.tensor([1, 2, 100], dtype=m.uint8)
+        assert x.clamp(min=-255).tolist() == [1, 2, 100] and x.clamp(max=-1).tolist() == [1, 2, 100]
+        for f in (lambda: x.clamp(max=300), lambda: x.clamp_min(-256), lambda: x.clamp_max_(2 ** 40)):
+            with pytest.raises(RuntimeError, match="^value cannot be converted to type uint8_t without overflow$"):
+                f()

@@ -765,7 +765,8 @@ def gelu(input, approximate="none"):
     return _apply(_gelu, (input,), (approximate,))
 
 
-@op("SoftplusBackward0", save=("self",), attrs=("beta", "threshold"), refuse={_NOT_REAL: "softplus_cpu"})
+@op("SoftplusBackward0", save=("self",), attrs=("beta", "threshold"), refuse={_NOT_REAL: "softplus_cpu"},
+    dynamic=("beta", "threshold"))
 def _softplus(self, *, beta, threshold):
     bx = self * beta
     return jnp.where(bx > threshold, self, jnp.log1p(jnp.exp(bx)) / beta)
@@ -784,7 +785,7 @@ def softplus(input, beta=1, threshold=20):
 
 
 @op("LeakyReluBackward0", save=("self",), attrs=("negative_slope",), fused_backward=True,
-    refuse={_NOT_REAL: "leaky_relu_cpu"})
+    refuse={_NOT_REAL: "leaky_relu_cpu"}, dynamic=("negative_slope",))
 def _leaky_relu(self, *, negative_slope):
     return jnp.where(self > 0, self, self * negative_slope)
 
@@ -797,7 +798,7 @@ def _(grad, self, negative_slope):
 _leaky_relu_inplace = _entry(  # torch's in-place variant saves the result instead of the input
     "LeakyReluBackward1", ("result",), _leaky_relu.forward,
     lambda grad, result, negative_slope: jnp.where(result > 0, grad, grad * negative_slope),
-    attrs=("negative_slope",), fused_backward=True, refuse={_NOT_REAL: "leaky_relu_cpu"})
+    attrs=("negative_slope",), fused_backward=True, refuse={_NOT_REAL: "leaky_relu_cpu"}, dynamic=("negative_slope",))
 
 
 @public(method=False)
@@ -809,7 +810,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 @op("HardtanhBackward0", save=("self",), attrs=("max_val", "min_val"), fused_backward=True,
-    refuse={"b": (RuntimeError, "Bool inputs not supported for hardtanh"), "c": _CLAMP_COMPLEX})
+    refuse={"b": (RuntimeError, "Bool inputs not supported for hardtanh"), "c": _CLAMP_COMPLEX},
+    dynamic=("min_val", "max_val"))
 def _hardtanh(self, *, min_val, max_val):
     return jnp.minimum(jnp.maximum(self, jnp.asarray(min_val, self.dtype)), jnp.asarray(max_val, self.dtype))
 
@@ -851,9 +853,10 @@ def _elu_result_grad(grad, result, alpha, scale, input_scale):
 
 _ELU_ATTRS = ("alpha", "input_scale", "scale")
 _ELU_REFUSE = {_NOT_REAL: "elu_cpu"}
-_elu = _entry("EluBackward0", ("self",), _elu_forward, _elu_grad, attrs=_ELU_ATTRS, refuse=_ELU_REFUSE)
+_elu = _entry("EluBackward0", ("self",), _elu_forward, _elu_grad, attrs=_ELU_ATTRS, refuse=_ELU_REFUSE,
+              dynamic=_ELU_ATTRS)
 _elu_inplace = _entry("EluBackward1", ("result",), _elu_forward, _elu_result_grad, attrs=_ELU_ATTRS,
-                      refuse=_ELU_REFUSE)
+                      refuse=_ELU_REFUSE, dynamic=_ELU_ATTRS)
 
 
 def _celu_scale(alpha):
@@ -1785,7 +1788,8 @@ def _clamp_bool(statics, args):
         else "clamp_scalar_cpu"
 
 
-@op("ClampBackward1", save=("self",), attrs=("max", "min"), refuse={"b": _clamp_bool, "c": _CLAMP_COMPLEX})
+@op("ClampBackward1", save=("self",), attrs=("max", "min"), refuse={"b": _clamp_bool, "c": _CLAMP_COMPLEX},
+    dynamic=("min", "max"))
 def _clamp_scalar(self, *, min, max, dtype):  # noqa: A002
     out = self.astype(dtype)
     if min is not None:
@@ -1806,7 +1810,7 @@ def _(grad, self, min, max):  # noqa: A002
 
 
 @op("ClampMinBackward0", save=("self",), attrs=("min",),
-    refuse={"b": "clamp_min_scalar_cpu", "c": _CLAMP_COMPLEX})
+    refuse={"b": "clamp_min_scalar_cpu", "c": _CLAMP_COMPLEX}, dynamic=("min",))
 def _clamp_min(self, *, min, dtype):  # noqa: A002
     return jnp.maximum(self.astype(dtype), _bound(min, dtype))
 
@@ -1817,7 +1821,7 @@ def _(grad, self, min):  # noqa: A002
 
 
 @op("ClampMaxBackward0", save=("self",), attrs=("max",),
-    refuse={"b": "clamp_max_scalar_cpu", "c": _CLAMP_COMPLEX})
+    refuse={"b": "clamp_max_scalar_cpu", "c": _CLAMP_COMPLEX}, dynamic=("max",))
 def _clamp_max(self, *, max, dtype):  # noqa: A002
     return jnp.minimum(self.astype(dtype), _bound(max, dtype))
 
@@ -1918,6 +1922,7 @@ def _clamp_args(input, min, max):  # noqa: A002
     dt = input._data.aval.dtype
     if dt.kind not in "fc" or type(min) not in _PLAIN or type(max) not in _PLAIN:  # else: the input's dtype
         dt = _dtype._result_type(*(v for v in (input, min, max) if v is not None))._np
+    _check_int_bounds(dt, min, max)
     return _clamp_scalar, (input,), (min, max, dt)
 
 
@@ -1960,7 +1965,18 @@ def _clamp_one(scalar_entry, tensor_entry, input, bound):
     if isinstance(bound, Tensor):
         return tensor_entry, (input, bound), (_binary_dtype(input, bound),)
     bound = _scalar_value(bound)
-    return scalar_entry, (input,), (bound, _binary_dtype(input, bound))
+    dt = _binary_dtype(input, bound)
+    _check_int_bounds(dt, bound)
+    return scalar_entry, (input,), (bound, dt)
+
+
+def _check_int_bounds(dt, *bounds):
+    """torch converts a clamp's number bounds to an integer result type checked: one that does not fit raises
+    (uint8 takes -255..255, wrapped; the bounds are traced, so nothing else would)."""
+    if np.dtype(dt).kind in "iu":
+        for v in bounds:
+            if v is not None:
+                _check_fits(v, np.dtype(dt))
 
 
 def _clamp_one_(scalar_entry, tensor_entry):
