@@ -142,6 +142,7 @@ for _n, (_f, _a) in POINTWISE.items():
 
 SQ = RNG.standard_normal((3, 3))
 OTHER = {  # ops/sorting.py, ops/other.py, ops/reduction.py's newer reductions, ops/spectral.py, ops/sampling.py
+    "vdot": (lambda m, x, y: m.vdot(x * x, y) * x, [ROW, ROW[::-1] * 0.5]),
     "sort": (lambda m, x: m.sort(x, 1).values * x, [A]),
     "sort_stable": (lambda m, x: m.sort(x, dim=0, stable=True).values ** 2, [A]),
     "topk": (lambda m, x: m.topk(x, 2).values ** 2, [A]),
@@ -730,6 +731,8 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
     "AtanhBackward1": "torch has no derivative for atanh_ (in place): backward raises",
     "CdistBackward0": "torch has no derivative of cdist's gradient (its CdistBackwardBackward0 raises; "
                       "test_linalg_module checks both)", "CdistBackwardBackward0": "torch has no derivative for it",
+    "PdistBackward0": "torch has no derivative of pdist's gradient (its PdistBackwardBackward0 raises; "
+                      "test_top_level_names checks both)", "PdistBackwardBackward0": "torch has no derivative for it",
     "count_nonzero": "integer output, no differentiable input", "searchsorted": "integer output, no differentiable input",
     # (nn: torch has no derivative of these backward functions: second order raises, as tested in
     # test_nn_activations_losses.py)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._internal import OpDef, OpNode, apply, apply_inplace, broadcast_batch, grad_enabled, op, type_word, wrap
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
+from ..ops.linalg_module import _cdist
 from ..ops import shape as _shape
 from ..ops import _registry, _util
 from ..ops._record import interpose
@@ -22,7 +23,7 @@ from ..ops._record import interpose
 __all__ = ["linear", "relu", "gelu", "silu", "softplus", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
            "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits", "dropout",
            "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding",
-           "scaled_dot_product_attention", "multi_head_attention_forward"]
+           "scaled_dot_product_attention", "multi_head_attention_forward", "pdist"]
 
 
 def _size(shape):
@@ -538,6 +539,54 @@ def one_hot(tensor, num_classes=-1):
     elif values.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return wrap(jax.nn.one_hot(tensor._data, num_classes, dtype=jnp.int64))
+
+
+# ----- pdist ----------------------------------------------------------------------------------------------------
+# torch's _pdist_forward: the upper triangle (row-major) of cdist(input, input), by cdist's own formulas
+def _pdist_apply(node, grads, mask):
+    """Under create_graph, torch's gradient of pdist comes from a PdistBackwardBackward0 node, which has no
+    derivative."""
+    if not grad_enabled():
+        return OpNode._apply(node, grads, mask)
+    return [apply(_pdist_backward, (grads[0], node._saved_self, node._saved_result), node._statics)]
+
+
+@op("PdistBackward0", save=("self", "result"), attrs=("p",), node_apply=_pdist_apply)
+def _pdist(self, *, p):
+    i, j = np.triu_indices(self.shape[0], 1)
+    return _cdist.forward(self, self, p=p)[i, j]
+
+
+def _pdist_grad(grad, self, result, p):
+    n = self.shape[0]
+    i, j = np.triu_indices(n, 1)
+    g = jnp.zeros((n, n), grad.dtype).at[i, j].set(grad)
+    g1, g2 = _cdist.backward(g, self, self, jnp.zeros((n, n), result.dtype).at[i, j].set(result), p)
+    return g1 + g2
+
+
+_pdist.derivative(lambda grad, self, result, p: (_pdist_grad(grad, self, result, p),))
+
+
+@op("PdistBackwardBackward0", save=())
+def _pdist_backward(grad, self, result, *, p):
+    return _pdist_grad(grad, self, result, p)
+
+
+@_pdist_backward.derivative
+def _(grads):
+    raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+
+
+def pdist(input, p=2):
+    """p-norm distances between each pair of rows of a 2-D input, as torch.pdist (PdistBackward0)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply(_pdist, (input,), (float(p),))
 
 
 from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, embedding,  # noqa: E402,F401

@@ -141,9 +141,8 @@ def _(grad, self, tensor):
             grad * jnp.conj(self) if self is not None else None)
 
 
-@public
-def dot(input, tensor):
-    """Inner product of two 1-D tensors, without conjugation (DotBackward0)."""
+def _check_dot(input, tensor):
+    """torch's checks of dot's (and vdot's) operands, in its order."""
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
     if input._data.dtype != tensor._data.dtype:
@@ -154,7 +153,30 @@ def dot(input, tensor):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number "
                            f"of elements, but got {n} and {m} elements respectively")
     _not_for_bool("dot", input)
+
+
+@public
+def dot(input, tensor):
+    """Inner product of two 1-D tensors, without conjugation (DotBackward0)."""
+    _check_dot(input, tensor)
     return _apply(_dot, (input, tensor), ())
+
+
+@op("VdotBackward0", save={"self": ("other",), "other": ("self",)}, attrs=())
+def _vdot(self, other):
+    return _dot.forward(jnp.conj(self), other)
+
+
+@_vdot.derivative
+def _(grad, self, other):
+    return (jnp.conj(grad) * other if other is not None else None,
+            grad * self if self is not None else None)
+
+
+def _vdot_checked(input, other):
+    """torch.vdot's computation: dot's checks, then the first operand conjugated (VdotBackward0)."""
+    _check_dot(input, other)
+    return _apply(_vdot, (input, other), ())
 
 
 @op("MvBackward0", save={"self": ("vec",), "vec": ("self",)}, attrs=())
