@@ -222,8 +222,8 @@ _threshold = _entry("ThresholdBackward0", ("self",), _threshold_forward,
                     lambda grad, self, threshold, value: jnp.where(self <= threshold, 0, grad),
                     attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"},
                     dynamic=("threshold", "value"))
-_threshold_inplace = _entry("ThresholdBackward1", ("result",), _threshold_forward,  # torch saves the result
-                            lambda grad, result, threshold, value: jnp.where(result <= threshold, 0, grad),
+_threshold_inplace = _entry("ThresholdBackward1", ("self",), _threshold_forward, _threshold.backward,  # (its input's
+                            # values before the write, as torch saves: where value > threshold, no gradient)
                             attrs=("threshold",), fused_backward=True, refuse={"bc": "threshold_cpu"},
                             dynamic=("threshold", "value"))
 
