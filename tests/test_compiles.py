@@ -272,3 +272,14 @@ def test_clamp_bounds_that_do_not_fit_an_integer_tensor_raise_as_torch():
         for f in (lambda: x.clamp(max=300), lambda: x.clamp_min(-256), lambda: x.clamp_max_(2 ** 40)):
             with pytest.raises(RuntimeError, match="^value cannot be converted to type uint8_t without overflow$"):
                 f()
+
+
+def test_dropout_with_a_new_p_compiles_nothing():
+    """p is traced (a float64 array: the same draws as a Python float): a schedule changing it compiles nothing."""
+    x = tl.ones(263)  # (a length no other test uses)
+    tl.nn.functional.dropout(x, 0.5)
+    before = _traces[0]
+    for p in (0.25, 0.125, 0.75):
+        y = tl.nn.functional.dropout(x, p).numpy()
+        assert set(np.unique(y)) <= {0.0, np.float32(1 / (1 - p))}
+    assert _traces[0] == before

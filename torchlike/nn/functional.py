@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _lazy
 from .._internal import OpDef, OpNode, apply, apply_inplace, broadcast_batch, grad_enabled, op, type_word, wrap
 from ..ops import creation as _creation, linalg as _linalg, pointwise as _pw
 from ..ops.linalg_module import _cdist
@@ -498,10 +499,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 # ----- dropout, one_hot --------------------------------------------------------------------------------------
-@functools.partial(jax.jit, static_argnames=("shape", "dtype", "p"))
-def _dropout_mask(key, *, shape, dtype, p):
+@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
+def _dropout_mask(key, p, *, shape, dtype):
+    """The scaled keep mask; ``p`` traced (a float64 array: the same draws as a Python float), so a new p compiles
+    nothing."""
     keep = jax.random.bernoulli(key, 1 - p, shape)
-    return keep.astype(dtype) * jnp.asarray(1 / (1 - p), dtype)
+    return keep.astype(dtype) * (1 / (1 - p)).astype(dtype)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -516,7 +519,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:
         mask = wrap(jnp.zeros((), dt))
     else:
-        mask = wrap(_dropout_mask(_creation._key(None), shape=tuple(input.shape), dtype=dt, p=float(p)))
+        mask = wrap(_dropout_mask(_creation._key(None), _lazy._number(float(p)), shape=tuple(input.shape), dtype=dt))
     return input.mul_(mask) if inplace else input * mask
 
 
