@@ -35,7 +35,8 @@ def check(fn, *arrays, node=True, rtol=1e-5, atol=1e-6):
     leaves = [(a, b) for a, b in pairs if b.requires_grad]
     if not diff or not leaves:
         return
-    cots = [RNG.standard_normal(b.shape).astype(np.asarray(b.detach()).dtype) for _, b in diff]
+    rng = np.random.default_rng(1)  # (the same cotangents whatever ran before in this process: xdist's order varies)
+    cots = [rng.standard_normal(b.shape).astype(np.asarray(b.detach()).dtype) for _, b in diff]
     grads = [lib.autograd.grad([o[k] for o in diff], [leaf[k] for leaf in leaves], [lib.tensor(c) for c in cots],
                                allow_unused=True) for k, lib in ((0, tl), (1, torch))]
     theirs = [torch.zeros_like(b) if g is None else g for g, (_, b) in zip(grads[1], leaves)]
@@ -242,13 +243,13 @@ def test_vander_dtypes_and_errors():
 
 
 # ----- torch's functional aliases ----------------------------------------------------------------------------------
-def test_normalizations():
-    check(lambda m, x: m.layer_norm(x, [4]), X)
-    check(lambda m, x, w, b: m.layer_norm(x, (4,), w, b, 1e-3, False), X, V, V2)
-    check(lambda m, x: m.group_norm(x, 2), X.reshape(3, 4, 1))
-    check(lambda m, x, w, b: m.group_norm(x, 2, w, b, 1e-3, False), X.reshape(3, 4, 1), V, V2)
-    check(lambda m, x: m.rms_norm(x, [4]), X)
-    check(lambda m, x, w: m.rms_norm(x, [4], w, 1e-4), X, V)
+def test_normalizations():  # (float32 gradients with cancellation: atol 1e-4 for them)
+    check(lambda m, x: m.layer_norm(x, [4]), X, atol=1e-5)
+    check(lambda m, x, w, b: m.layer_norm(x, (4,), w, b, 1e-3, False), X, V, V2, atol=1e-5)
+    check(lambda m, x: m.group_norm(x, 2), X.reshape(3, 4, 1), atol=1e-5)
+    check(lambda m, x, w, b: m.group_norm(x, 2, w, b, 1e-3, False), X.reshape(3, 4, 1), V, V2, atol=1e-5)
+    check(lambda m, x: m.rms_norm(x, [4]), X, atol=1e-5)
+    check(lambda m, x, w: m.rms_norm(x, [4], w, 1e-4), X, V, atol=1e-5)
     errors(lambda m: m.layer_norm(m.tensor(X), [3]), lambda m: m.layer_norm(m.tensor(X), 4),
            lambda m: m.group_norm(m.tensor(X), 3), lambda m: m.group_norm(m.tensor(X), 2.0),
            lambda m: m.rms_norm(m.tensor(X), [3]), lambda m: m.rms_norm(m.tensor(X), 4))
