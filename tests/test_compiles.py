@@ -276,10 +276,13 @@ def test_clamp_bounds_that_do_not_fit_an_integer_tensor_raise_as_torch():
 
 def test_dropout_with_a_new_p_compiles_nothing():
     """p is traced (a float64 array: the same draws as a Python float): a schedule changing it compiles nothing."""
-    x = tl.ones(263)  # (a length no other test uses)
-    tl.nn.functional.dropout(x, 0.5)
+    F = tl.nn.functional
+    x = tl.ones(2, 263)  # (a length no other test uses)
+    for p in (0.5, 0.25):  # (the first two calls: programs of the first p)
+        F.dropout(x, p), F.dropout1d(x, p), F.alpha_dropout(x, p, True)
     before = _traces[0]
-    for p in (0.25, 0.125, 0.75):
-        y = tl.nn.functional.dropout(x, p).numpy()
-        assert set(np.unique(y)) <= {0.0, np.float32(1 / (1 - p))}
+    for p in (0.375, 0.125, 0.75):
+        for y in (F.dropout(x, p), F.dropout1d(x, p)):
+            assert set(np.unique(y.numpy())) <= {0.0, np.float32(1 / (1 - p))}
+        assert len(np.unique(F.alpha_dropout(x, p, True).numpy())) <= 2
     assert _traces[0] == before

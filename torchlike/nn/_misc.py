@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _lazy
 from .._internal import OpDef, OpNode, apply, broadcast_batch, grad_enabled, no_grad, op, type_word, views, wrap
 from ..ops import creation as _creation, reduction as _reduction
 from ..ops.indexing import _check_bounds
@@ -19,14 +20,15 @@ __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alph
 _ALPHA = 1.7580993408473766
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "dtype", "p", "alpha"))
-def _noise(key, *, shape, dtype, p, alpha):
-    """torch's _dropout_impl noise: keep/(1-p), or for alpha dropout (keep * a, (keep - 1) * alpha * a + alpha*a*p)."""
+@functools.partial(jax.jit, static_argnames=("shape", "dtype", "alpha"))
+def _noise(key, p, *, shape, dtype, alpha):
+    """torch's _dropout_impl noise: keep/(1-p), or for alpha dropout (keep * a, (keep - 1) * alpha * a + alpha*a*p).
+    ``p`` is traced (a float64 array: the same draws as a Python float), so a dropout schedule compiles nothing."""
     keep = jax.random.bernoulli(key, 1 - p, shape).astype(dtype)
     if not alpha:
-        return keep * jnp.asarray(1 / (1 - p), dtype), None
-    a = 1 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    return keep * jnp.asarray(a, dtype), (keep - 1) * jnp.asarray(_ALPHA * a, dtype) + jnp.asarray(_ALPHA * a * p, dtype)
+        return keep * (1 / (1 - p)).astype(dtype), None
+    a = 1 / jnp.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    return keep * a.astype(dtype), (keep - 1) * (_ALPHA * a).astype(dtype) + (_ALPHA * a * p).astype(dtype)
 
 
 def _check_p(p):
@@ -41,7 +43,7 @@ def _dropout_impl(input, p, training, inplace, feature, alpha):
         zero = wrap(jnp.zeros((), input._data.dtype))
         return input.mul_(zero) if inplace else input * zero
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
-    noise, b = _noise(_creation._key(None), shape=shape, dtype=input._data.dtype, p=float(p), alpha=alpha)
+    noise, b = _noise(_creation._key(None), _lazy._number(float(p)), shape=shape, dtype=input._data.dtype, alpha=alpha)
     out = input.mul_(wrap(noise)) if inplace else input * wrap(noise)
     return out if b is None else out.add_(wrap(b))
 

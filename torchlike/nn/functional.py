@@ -499,14 +499,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 # ----- dropout, one_hot --------------------------------------------------------------------------------------
-@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
-def _dropout_mask(key, p, *, shape, dtype):
-    """The scaled keep mask; ``p`` traced (a float64 array: the same draws as a Python float), so a new p compiles
-    nothing."""
-    keep = jax.random.bernoulli(key, 1 - p, shape)
-    return keep.astype(dtype) * (1 / (1 - p)).astype(dtype)
-
-
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (MulBackward0 by a saved mask)."""
     if p < 0.0 or p > 1.0:
@@ -519,7 +511,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:
         mask = wrap(jnp.zeros((), dt))
     else:
-        mask = wrap(_dropout_mask(_creation._key(None), _lazy._number(float(p)), shape=tuple(input.shape), dtype=dt))
+        mask = wrap(_misc._noise(_creation._key(None), _lazy._number(float(p)), shape=tuple(input.shape), dtype=dt,
+                                 alpha=False)[0])
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -596,6 +589,6 @@ from ._layers import (conv2d, max_pool2d, avg_pool2d, layer_norm, batch_norm, em
                       scaled_dot_product_attention, multi_head_attention_forward)
 from ._activations import *  # noqa: E402,F401,F403  (issue 14's activations and losses)
 from ._losses import *  # noqa: E402,F401,F403
-from . import _activations, _losses  # noqa: E402
+from . import _activations, _losses, _misc  # noqa: E402
 __all__ += [n for n in _activations.__all__ + _losses.__all__ if n not in __all__]
 from ._spatial import *  # noqa: E402,F401,F403  (issue 14's spatial layers: _conv, _pooling, _padding, ...)
