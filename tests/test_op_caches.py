@@ -117,3 +117,28 @@ def test_an_op_keeps_a_bounded_number_of_programs(monkeypatch):
         assert y.tolist() == [-slope, 2.0] and x.grad.tolist() == [slope, 1.0]
         x.grad = None
         assert len(pointwise._leaky_relu._fwd) <= 3 and len(pointwise._leaky_relu._bwd) <= 3
+
+
+def test_numbers_first_made_inside_a_trace_are_concrete():
+    """An optimizer's hyper-parameters become cached arrays (_lazy._number); the first use may be inside
+    torchlike.compile's trace: the cache must hold concrete arrays, never the trace's tracers."""
+    import jax
+    from torchlike import _lazy
+    net = tl.nn.Linear(3, 2)
+    opt = tl.optim.SGD(net.parameters(), lr=0.01, momentum=0.8765)  # (a momentum no other test uses)
+    x = tl.ones(4, 3)
+
+    @tl.compile
+    def step():
+        opt.zero_grad()
+        net(x).sum().backward()
+        opt.step()
+
+    step()
+    assert not any(isinstance(a, jax.core.Tracer) for a in _lazy._numbers.values())
+    assert not isinstance(_lazy._number(0.8765), jax.core.Tracer)
+    before = net.weight.detach().clone()
+    opt.zero_grad()
+    net(x).sum().backward()
+    opt.step()  # (eagerly, with the cached arrays)
+    assert not np.allclose(net.weight.tolist(), before.tolist())

@@ -353,7 +353,8 @@ def _number(v):
     if a is None:
         if len(_numbers) > 4096:
             _numbers.clear()
-        a = _numbers[k] = jnp.asarray(v)
+        with jax.ensure_compile_time_eval():  # (a concrete array even when first made inside a trace)
+            a = _numbers[k] = jnp.asarray(v)
     return a
 
 
