@@ -1,4 +1,4 @@
-"""torch's top-level names torchlike adds as thin wrappers (torchlike/ops/top_level.py), against torch 2.13 on the same
+"""torch's top-level names torchlike adds as thin wrappers (torchlike/_top_level.py), against torch 2.13 on the same
 NumPy inputs: values, dtypes, shapes, first-order gradients, the output's node name where torch's comes from the
 same op, and for each name a bad input raising torch's exception type and leading message text."""
 import inspect

@@ -62,7 +62,7 @@ from .nn._spatial import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpo
 _bind.guarded(globals(), "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d pixel_shuffle "
               "pixel_unshuffle channel_shuffle pairwise_distance", into=(nn.functional,))
 _bind.guarded(vars(nn.functional), "native_channel_shuffle")
-from .ops.top_level import *  # noqa: E402,F401,F403  (torch's thin top-level wrappers)
+from ._top_level import *  # noqa: E402,F401,F403  (torch's thin top-level wrappers)
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401

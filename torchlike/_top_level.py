@@ -16,15 +16,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor, _typename, _wrap_dim
-from ..backends import cuda as _cuda
-from ..nn import functional as _F
-from ..nn import _losses
-from . import _bind, creation as _creation, elementwise as _elementwise, linalg as _linalg
-from . import linalg_module as _linalg_module
-from ._out import _write_out
-from ._util import _check_unique
+from . import _dtype
+from ._tensor import Tensor, _typename, _wrap_dim
+from .backends import cuda as _cuda
+from .nn import functional as _F
+from .nn import _losses
+from .ops import _bind, creation as _creation, elementwise as _elementwise, linalg as _linalg
+from .ops import linalg_module as _linalg_module
+from .ops._out import _write_out
+from .ops._util import _check_unique
 
 _OPTIONS = "*, TensorOptions"
 _SIGNATURES = {  # torch 2.13's Python signatures (torchgen's, in _bind's notation)
