@@ -191,3 +191,61 @@ def _load(m):
 @pytest.mark.parametrize("name", list(SCALER))
 def test_grad_scaler_as_torch(name):
     assert _outcome(SCALER[name], tl) == _outcome(SCALER[name], torch)
+
+
+_IMG = np.random.default_rng(3).standard_normal((2, 3, 5, 5)).astype(np.float32)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_batch_norm_of_a_lower_precision_input_with_float32_parameters_as_torch(dtype, training):
+    """torch's CPU "mixed dtype" batch norm (what a BatchNorm2d meets after an autocast convolution): computed in
+    float32, the result and the input's gradient in the input's dtype, the parameters' gradients and the running
+    statistics in float32."""
+    rng = np.random.default_rng(4)
+    w, b, g = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32), \
+        rng.standard_normal(_IMG.shape).astype(np.float32)
+    out = []
+    for m in (tl, torch):
+        dt = getattr(m, dtype)
+        x = m.tensor(_IMG).to(dt).requires_grad_()
+        weight, bias = m.tensor(w, requires_grad=True), m.tensor(b, requires_grad=True)
+        rm, rv = m.zeros(3), m.ones(3)
+        y = m.nn.functional.batch_norm(x, rm, rv, weight, bias, training=training, momentum=0.1)
+        y.backward(m.tensor(g).to(dt))
+        out.append([(str(t.dtype).rpartition(".")[2], t.detach().float().numpy()) for t in
+                    (y, x.grad, weight.grad, bias.grad, rm, rv)])
+    for (ld, lv), (td, tv) in zip(*out):
+        assert ld == td
+        np.testing.assert_allclose(lv, tv, rtol=1e-2 if ld != "float32" else 1e-5, atol=1e-2 if ld != "float32" else 1e-5)
+
+
+def _resnet_block(m):
+    m.manual_seed(0)
+    return m.nn.Sequential(m.nn.Conv2d(3, 4, 3, padding=1, bias=False), m.nn.BatchNorm2d(4), m.nn.ReLU(),
+                           m.nn.Conv2d(4, 3, 3, padding="same"), m.nn.ConvTranspose2d(3, 3, 1))
+
+
+@pytest.mark.parametrize("checkpointed", [None, True, False], ids=["plain", "reentrant", "non_reentrant"])
+def test_a_convolution_block_under_autocast_as_torch(checkpointed):
+    """A convolution of an autocast convolution's (bfloat16) output casts its operands before its dtype checks, and a
+    checkpointed block recomputes under the autocast state of its first run (torch's checkpoint does both), with
+    backward outside the region."""
+    results = []
+    for m in (tl, torch):
+        block = _resnet_block(m)
+        if m is tl:  # (the same initial values as torch's)
+            block.load_state_dict({k: tl.tensor(v.detach().numpy()) for k, v in _resnet_block(torch).state_dict().items()})
+        x = m.tensor(_IMG, requires_grad=True)
+        with m.autocast("cpu", dtype=m.bfloat16):
+            if checkpointed is None:
+                y = block(x)
+            else:
+                y = m.utils.checkpoint.checkpoint(block, x, use_reentrant=checkpointed)
+        y.float().sum().backward()
+        results.append((str(y.dtype).rpartition(".")[2], y.detach().float().numpy(), x.grad.numpy(),
+                        block[0].weight.grad.numpy()))
+    (ld, ly, lgx, lgw), (td, ty, tgx, tgw) = results
+    assert ld == td == "bfloat16"
+    for a, b in ((ly, ty), (lgx, tgx), (lgw, tgw)):
+        np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2)

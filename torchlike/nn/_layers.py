@@ -34,9 +34,10 @@ def _size_str(shape):
     return f"torch.Size({list(shape)})"
 
 
-def _check_mixed(input, *params):
+def _check_mixed(input, *params, mixed=False):
     """torch's CPU dtype rules for normalisation parameters: the first given one decides whether the call is
-    "mixed"; torchlike computes only unmixed calls (every parameter in the input's dtype)."""
+    "mixed" (float32 parameters for a bfloat16/float16 input); ``mixed``: the op computes mixed calls (batch_norm,
+    which CPU autocast leaves in the input's dtype with the module's float32 parameters), else only unmixed ones."""
     given = [t for t in params if t is not None]
     dt = input._data.dtype
     if given and given[0]._data.dtype != dt:
@@ -44,6 +45,8 @@ def _check_mixed(input, *params):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
         if any(t._data.dtype != np.float32 for t in given):
             raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if mixed:
+            return
         raise NotImplementedError("torchlike: float32 parameters for a float16/bfloat16 input (torch's mixed "
                                   "dtype) are not supported; cast them to the input's dtype")
     for t in given:
@@ -102,28 +105,37 @@ def _bn_view(v, ndim):
     return v.reshape((1, -1) + (1,) * (ndim - 2))
 
 
+def _bn_dtype(input, weight, running_mean):
+    """The dtype batch norm computes in: its parameters' (float32 for a mixed call: torch's opmath), else the input's."""
+    given = weight if weight is not None else running_mean
+    return input.dtype if given is None else given.dtype
+
+
 @op("NativeBatchNormBackward0", save=("input", "weight", "running_mean", "running_var", "result1", "result2"),
     nondiff=("running_mean", "running_var"), outputs=("result", "result1", "result2"), attrs=("training", "eps"),
     grad_outputs=1)
 def _batch_norm(input, weight, bias, running_mean, running_var, *, training, eps):
     axes = (0,) + tuple(range(2, input.ndim))
+    x = input.astype(_bn_dtype(input, weight, running_mean))  # (a mixed call: the result in the input's dtype)
     if training:
-        mean = jnp.mean(input, axes)
-        invstd = jax.lax.rsqrt(jnp.mean(jnp.square(input - _bn_view(mean, input.ndim)), axes) + eps)
+        mean = jnp.mean(x, axes)
+        invstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - _bn_view(mean, x.ndim)), axes) + eps)
         saved = (mean, invstd)
     else:
         mean, invstd = running_mean, jax.lax.rsqrt(running_var + eps)
-        saved = (jnp.zeros((0,), input.dtype),) * 2
+        saved = (jnp.zeros((0,), x.dtype),) * 2
     scale = invstd if weight is None else invstd * weight
-    out = (input - _bn_view(mean, input.ndim)) * _bn_view(scale, input.ndim)
+    out = (x - _bn_view(mean, x.ndim)) * _bn_view(scale, x.ndim)
     if bias is not None:
-        out = out + _bn_view(bias, input.ndim)
-    return (out,) + saved
+        out = out + _bn_view(bias, x.ndim)
+    return (out.astype(input.dtype),) + saved
 
 
 @_batch_norm.derivative
 def _(grads, input, weight, running_mean, running_var, result1, result2, training, eps):
     grad, g_mean, g_invstd = grads  # save_mean / save_invstd get gradients under create_graph
+    cdt = _bn_dtype(input, weight, running_mean)  # (a mixed call: computed in float32, each gradient then cast to
+    input, grad = input.astype(cdt), grad.astype(cdt)  # its input's dtype by the table)
     nd = input.ndim
     axes = (0,) + tuple(range(2, nd))
     if training:
@@ -172,12 +184,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if not training and running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    _check_mixed(input, weight, bias, running_mean, running_var)
+    _check_mixed(input, weight, bias, running_mean, running_var, mixed=True)
     out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                                (bool(training), float(eps)))
     if training and running_mean is not None:
         n = input.numel() // max(c, 1)
-        dt = input._data.dtype
+        dt = running_mean._data.dtype
         rm, rv = _bn_running(running_mean._data, running_var._data, mean._data, invstd._data,
                              np.asarray(momentum, dt), np.asarray(eps, dt), np.asarray(n, dt))
         views._write_quiet(running_mean, rm)
