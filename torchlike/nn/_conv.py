@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._internal import CPP_TYPE_NAMES, apply, op, type_word
-from ..ops import shape as _shape
+from ..ops import _registry, shape as _shape
 from ._padding import _constant_pad
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
@@ -130,8 +130,16 @@ def _batched(input, nd, name):
     return input.ndim == nd + 2
 
 
+def _autocast(input, weight, bias):
+    """Under autocast, a convolution's operands in its dtype before any check (torch casts at conv2d's entry)."""
+    if _registry._composite_cast is None:
+        return input, weight, bias
+    return _registry._composite_cast("convolution", (input, weight, bias))
+
+
 def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     batched = _batched(input, nd, name)
+    input, weight, bias = _autocast(input, weight, bias)
     k = weight.ndim - 2
     stride = _conv_param(stride, k, "stride")
     dilation = _conv_param(dilation, k, "dilation")
@@ -167,6 +175,7 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
 
 def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_padding, groups, dilation):
     batched = _batched(input, nd, name)
+    input, weight, bias = _autocast(input, weight, bias)
     k = weight.ndim - 2
     stride, padding = _conv_param(stride, k, "stride"), _conv_param(padding, k, "padding")
     output_padding, dilation = _conv_param(output_padding, k, "output_padding"), _conv_param(dilation, k, "dilation")

@@ -19,6 +19,7 @@ from .._graph import saved_tensors_hooks
 from .._tensor import Tensor
 from .. import autograd as _autograd
 from ..autograd import engine as _engine
+from ..amp import autocast_mode as _autocast
 from ..autograd.function import Function
 from ..ops import sampling as _sampling
 
@@ -57,6 +58,22 @@ def _rng_state(preserve):
     return _sampling.get_rng_state() if preserve else None
 
 
+def _autocast_state():
+    """The autocast state now (per device type: on, dtype; the cast cache), which a recomputation re-enters, as
+    torch's checkpoint does: the recomputed graph saves what the first run's saved."""
+    return ([(dev, _autocast.is_autocast_enabled(dev), _autocast.get_autocast_dtype(dev)) for dev in ("cpu", "cuda")],
+            _autocast._state.cache_enabled)
+
+
+@contextlib.contextmanager
+def _autocast_as(state):
+    regions, cache = state
+    with contextlib.ExitStack() as stack:
+        for dev, on, dtype in regions:
+            stack.enter_context(_autocast.autocast(dev, dtype=dtype, enabled=on, cache_enabled=cache))
+        yield
+
+
 @contextlib.contextmanager
 def _replayed_rng(state):
     """Run with the generator at ``state`` (None: as it is); the generator's state afterwards is put back."""
@@ -79,6 +96,7 @@ class CheckpointFunction(Function):
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
         ctx.rng_state = _rng_state(preserve_rng_state)
+        ctx.autocast = _autocast_state()
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
@@ -94,7 +112,7 @@ class CheckpointFunction(Function):
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t.detach().requires_grad_(t.requires_grad)
-        with _replayed_rng(ctx.rng_state), _gm.enable_grad():
+        with _replayed_rng(ctx.rng_state), _gm.enable_grad(), _autocast_as(ctx.autocast):
             outputs = ctx.run_function(*inputs)
         outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
         pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad]
@@ -128,7 +146,7 @@ def _meta(t):
 def _non_reentrant(function, args, kwargs, context_fn, determinism_check, preserve_rng_state):
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
-    state = _rng_state(preserve_rng_state)
+    state, autocast_state = _rng_state(preserve_rng_state), _autocast_state()
     forward_context, recompute_context = context_fn()
     frame = _Frame(determinism_check == "default")
 
@@ -153,7 +171,8 @@ def _non_reentrant(function, args, kwargs, context_fn, determinism_check, preser
                 raise _StopRecomputation
             return got[i]
         try:
-            with _replayed_rng(state), _gm.enable_grad(), recompute_context, saved_tensors_hooks(pack, _same):
+            with _replayed_rng(state), _gm.enable_grad(), _autocast_as(autocast_state), recompute_context, \
+                    saved_tensors_hooks(pack, _same):
                 function(*args, **kwargs)
         except _StopRecomputation:
             pass
