@@ -778,3 +778,27 @@ def test_random_programs_compiled_equal_eager(seed):
     """tests/random_compiled.py: a random op graph with its backward, compiled and eager (more: run the script)."""
     from random_compiled import differs
     assert differs(seed) is None
+
+
+def test_a_compiled_forward_whose_grads_are_set_to_none_before_backward():
+    """The usual loop with a compiled model (not step): forward, then zero_grad(set_to_none=True), then backward. The
+    second call's program read the parameters' .grads (there by then) as state; its backward program must not read
+    them again (they are None by then): it uses the forward call's tensors. Gradients equal eager ones."""
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        run = torch.compile(model) if compiled else model
+        x = torch.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4) / 10)
+        grads = []
+        for _ in range(3):
+            loss = run(x).square().sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            grads.append([p.grad.numpy().copy() for p in model.parameters()])
+            opt.step()
+        results.append(grads)
+    for eager, comp in zip(*results):
+        for a, b in zip(eager, comp):
+            np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)

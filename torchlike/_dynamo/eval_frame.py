@@ -398,6 +398,7 @@ class _Program:
         self.freed = []  # per output leaf: fn already backpropagated through its graph
         self.live = []  # per output leaf: it requires grad and its graph is live (a differentiable output)
         self.kept = set()  # with value checks: the state positions a failed check gives back unchanged (donatable)
+        self.backward_tensors = None  # while the backward program runs: the forward call's arguments and state
         self.recycle = []  # (state position of an old .grad that fn replaces, write index of the new one)
 
 
@@ -676,8 +677,8 @@ class _Compiled:
         tree = program.tree
 
         def pullback(arrays, cts):
-            tensors = [leaves[i] for i in program.arg_pos] + program.gather()
-            snapshot = _Snapshot(walk, tensors)
+            tensors = program.backward_tensors  # (the forward call's: the state now may differ, e.g. .grad set to
+            snapshot = _Snapshot(walk, tensors)  # None between the forward and this backward; see CompiledFunction)
             try:
                 for t, a in zip(tensors, arrays):
                     _set_value(t, a)
@@ -942,6 +943,7 @@ class CompiledFunction(Function):
         failure = status is not None and _failure(program.checks, status)
         if failure:
             raise failure
+        ctx.tensors = arg_tensors + state_tensors  # (the tensors the backward program's trace installs them in)
         compiled._write_back(program, arg_tensors, state_tensors, written)
         ctx.program = program
         # the inputs as they were, saved (released after backward, as torch's saved activations); numbers kept aside
@@ -961,7 +963,11 @@ class CompiledFunction(Function):
         arrays = [t._data for t in ctx.saved_tensors]
         for i, a in ctx.numbers:
             arrays.insert(i, a)
-        gs = program.backward(arrays, cts)
+        program.backward_tensors = ctx.tensors
+        try:
+            gs = program.backward(arrays, cts)
+        finally:
+            program.backward_tensors = ctx.tensors = None
         return (None,) * 5 + tuple(None if g is None else _wrap(g) for g in gs)
 
 
