@@ -553,3 +553,22 @@ def test_the_short_recording_path_builds_torchs_graph(case, monkeypatch):
             assert a.requires_grad == b.requires_grad
     for modified in ("in", "out"):
         assert version_error(tl, True, modified) == (version_error(torch, False, modified)[0], [])
+
+
+def test_function_transforms_of_pending_tensors():
+    """torchlike.func's transforms hand JAX the tensors' arrays: pending ones are computed first (JAX's un-jitted
+    primitives refuse them); the results are eager mode's."""
+    import torchlike.func as tf
+
+    def run():
+        x = tl.tensor(X)[:, None] * 2  # (pending in lazy mode)
+        w = tl.tensor(X[0]).sum() + 1
+        per_example = tf.vmap(tf.grad(lambda a: (a * w).sin().sum()))(x)
+        jac = tf.jacrev(lambda a: (a ** 2).sum(0))(x[:, 0])
+        return per_example.tolist(), jac.tolist()
+
+    eager = run()
+    with tl.lazy():
+        lazy = run()
+    np.testing.assert_allclose(np.asarray(lazy[0]), np.asarray(eager[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(lazy[1]), np.asarray(eager[1]), rtol=1e-6)

@@ -215,6 +215,12 @@ def _ref(g, a):
     return -1 - i, g.ext[i].aval
 
 
+def concrete(a):
+    """``a`` as JAX takes it everywhere: a pending array's value (its program run if need be); else ``a`` itself (a
+    pending array goes into jitted functions as a pytree, but JAX's un-jitted primitives refuse it)."""
+    return a.value() if type(a) is _LazyArray else a
+
+
 def call(fn, key, arrays, eager=None):
     """Record ``fn(*arrays)`` (arrays: jax.Arrays, _LazyArrays or None) and return its output structure with a
     _LazyArray per array; run it eagerly when it cannot be recorded (``key`` None, tracers, other devices), as

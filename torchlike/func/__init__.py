@@ -21,7 +21,7 @@ import weakref
 import jax
 import jax.numpy as jnp
 
-from .. import _grad_mode as _gm
+from .. import _grad_mode as _gm, _lazy
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 from ..ops import _registry, _views, creation as _creation
@@ -163,7 +163,7 @@ class FuncTransform(Function):
     def forward(ctx, pure, *tensors):
         ctx.pure = pure
         ctx.save_for_backward(*tensors)
-        outs = pure(*[t._data for t in tensors])
+        outs = pure(*[_lazy.concrete(t._data) for t in tensors])
         ctx.mark_non_differentiable(*[o for o in outs if not jnp.issubdtype(o.dtype, jnp.inexact)])
         return tuple(_wrap(o) for o in outs)
 
@@ -200,7 +200,7 @@ def _lift(pure, tensors, captured=()):
         tensors = list(tensors) + list(captured)
     if _gm._state.grad_enabled and any(t.requires_grad for t in tensors):
         return FuncTransform.apply(pure, *tensors)
-    return tuple(_wrap(o) for o in pure(*[t._data for t in tensors]))
+    return tuple(_wrap(o) for o in pure(*[_lazy.concrete(t._data) for t in tensors]))
 
 
 _captured = weakref.WeakKeyDictionary()  # transformed function -> weak refs to the closure tensors found last call
