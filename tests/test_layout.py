@@ -266,3 +266,39 @@ def test_creation_keeps_a_dense_source_layout(source, make):
     s = source(np.arange(6.0).reshape(2, 3))
     seen = [(lambda t: (t.stride(), t.is_contiguous(), t.tolist()))(make(lib, s)) for lib in (tl, torch)]
     assert seen[0] == seen[1]
+
+
+def test_memory_formats_as_torch():
+    """torch.channels_last and friends: to/contiguous/clone lay a copy out in the format (ToCopyBackward0 /
+    CloneBackward0), is_contiguous(memory_format=) reads it, Module.to converts the 4-d parameters, and the
+    results' values and gradients are unchanged."""
+    import torch
+    import torchlike as tl
+    data = np.arange(120.0, dtype=np.float32).reshape(2, 3, 4, 5) / 50
+    seen = []
+    for m in (tl, torch):
+        x = m.tensor(data, requires_grad=True)
+        r = []
+        for f in (lambda: x.to(memory_format=m.channels_last), lambda: x.contiguous(memory_format=m.channels_last),
+                  lambda: x.clone(memory_format=m.channels_last), lambda: x.to(m.float64, memory_format=m.channels_last),
+                  lambda: x.to(memory_format=m.contiguous_format), lambda: x.to(memory_format=m.preserve_format)):
+            y = f()
+            r.append((y.stride(), y.grad_fn and y.grad_fn.name(), y is x, y.is_contiguous(memory_format=m.channels_last),
+                      y.is_contiguous()))
+        y = x.contiguous(memory_format=m.channels_last)
+        r.append((y.contiguous(memory_format=m.channels_last) is y, y.contiguous().stride(), repr(m.channels_last),
+                  m.ones(2, 3, 4, 5, 6).to(memory_format=m.channels_last_3d).stride()))
+        with pytest.raises(RuntimeError, match="^required rank 4 tensor to use channels_last format$"):
+            m.ones(3, 4, 5).contiguous(memory_format=m.channels_last)
+        conv = m.nn.Conv2d(3, 4, 3)
+        with m.no_grad():
+            conv.weight.copy_(m.tensor(np.linspace(-1, 1, 108, dtype=np.float32).reshape(4, 3, 3, 3)))
+            conv.bias.zero_()
+        conv = conv.to(memory_format=m.channels_last)
+        r.append((conv.weight.stride(), m.nn.Linear(3, 4).to(memory_format=m.channels_last).weight.stride()))
+        out = m.nn.functional.relu(conv(y))
+        out.square().sum().backward()
+        seen.append((r, out.detach().numpy(), x.grad.numpy(), conv.weight.grad.numpy()))
+    assert seen[0][0] == seen[1][0]
+    for a, b in zip(seen[0][1:], seen[1][1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

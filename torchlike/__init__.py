@@ -35,7 +35,8 @@ from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, 
                      dtype, get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: E402
 from ._device import device  # noqa: E402
-from ._tensor import Tensor, Size  # noqa: E402
+from ._tensor import (Tensor, Size, memory_format, contiguous_format, channels_last,  # noqa: E402,F401
+                      channels_last_3d, preserve_format)
 from . import autograd  # noqa: E402
 from ._grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
                                  is_grad_enabled, is_inference_mode_enabled)

@@ -84,6 +84,58 @@ def _message_type(np_dtype):
 _LEGACY_NAMED = {"Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"}
 
 
+class memory_format:
+    """torch.memory_format: how a dense tensor's elements lie in memory (``contiguous_format``, ``channels_last``,
+    ``channels_last_3d``; ``preserve_format``: as the input's)."""
+
+    __module__ = "torchlike"
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name  # (pickled as the module-level name)
+
+
+contiguous_format, channels_last, channels_last_3d, preserve_format = map(
+    memory_format, ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"))
+_CHANNELS_LAST = {channels_last: (4, (1, 3, 2, 0)), channels_last_3d: (5, (1, 4, 3, 2, 0))}  # rank, dims innermost first
+
+
+def _format_strides(fmt, shape):
+    """The strides of a dense tensor of ``shape`` in memory format ``fmt`` (torch's error for the wrong rank)."""
+    if fmt not in _CHANNELS_LAST:
+        return _contiguous_strides(shape)
+    rank, dims = _CHANNELS_LAST[fmt]
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt.name} format")
+    strides, acc = [0] * rank, 1
+    for d in dims:
+        strides[d] = acc
+        acc *= shape[d]
+    return tuple(strides)
+
+
+def _in_format(fmt, sizes, strides):
+    """torch's is_contiguous(memory_format=fmt) of a tensor of these sizes and strides (size-1 dims ignored)."""
+    if fmt not in _CHANNELS_LAST:
+        return 0 in sizes or all(s == c for n, s, c in zip(sizes, strides, _contiguous_strides(sizes)) if n != 1)
+    rank, dims = _CHANNELS_LAST[fmt]
+    if len(sizes) != rank:
+        return False
+    expected = 1
+    for d in dims:
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
 def _contiguous_strides(shape):
     """Row-major strides of ``shape`` (size-0 dims count as 1, as torch's)."""
     strides, acc = [], 1
@@ -394,12 +446,10 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None):
         g = self._sgeom
-        if g is None:
+        if g is None and memory_format not in _CHANNELS_LAST:
             return True
-        sizes, strides, _ = g
-        if 0 in sizes:
-            return True
-        return all(s == c for n, s, c in zip(sizes, strides, _contiguous_strides(sizes)) if n != 1)
+        sizes, strides = (self._data.aval.shape, _contiguous_strides(self._data.aval.shape)) if g is None else g[:2]
+        return _in_format(memory_format, sizes, strides)
 
     @property
     def is_cuda(self):

@@ -1019,7 +1019,9 @@ def _check(p, obj, argnum):
         return True, -1
     if kind == "Generator":
         return type(obj).__name__ == "Generator" and type(obj).__module__.startswith("torchlike"), -1
-    return False, -1  # Layout, MemoryFormat: torchlike has no such objects (None is their only value)
+    if kind == "MemoryFormat":
+        return type(obj).__name__ == "memory_format" and type(obj).__module__ == "torchlike", -1
+    return False, -1  # Layout: torchlike has no such objects (None is its only value)
 
 
 _MISSING = object()

@@ -10,27 +10,17 @@ import functools
 
 import jax.numpy as jnp
 
-from .._tensor import _contiguous_strides
+from .._tensor import _contiguous_strides, _format_strides, _in_format, channels_last
 
 
 def _contiguous(sizes, strides):
     """torch's is_contiguous (size-1 dims ignored; empty tensors are contiguous)."""
-    if 0 in sizes:
-        return True
-    return all(s == c for n, s, c in zip(sizes, strides, _contiguous_strides(sizes)) if n != 1)
+    return _in_format(None, sizes, strides)
 
 
 def _channels_last(sizes, strides):
     """torch's is_contiguous(memory_format=torch.channels_last) (4-d tensors only)."""
-    if len(sizes) != 4:
-        return False
-    expected = 1
-    for d in (1, 3, 2, 0):
-        if sizes[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= sizes[d]
-    return True
+    return _in_format(channels_last, sizes, strides)
 
 
 def _dense(sizes, strides):
@@ -156,6 +146,13 @@ def like_for(kinds):
 def angle_rule(args, shape):
     """angle: the real result of a complex input is allocated row-major, else TensorIterator's."""
     return None if args[0]._data.dtype.kind == "c" else ti(args, shape)
+
+
+def formatted(t, memory_format):
+    """``t`` (a new dense result) laid out in ``memory_format`` (torch's error for the wrong rank)."""
+    shape = t._data.aval.shape
+    t._sgeom = _geometry(shape, _format_strides(memory_format, shape))
+    return t
 
 
 def grad_geometry(variable):

@@ -116,7 +116,7 @@ def _set_data(self, value):
     if self._storage is not None:  # self now has its own storage; its old views keep the old one
         self._storage.members = [r for r in self._storage.members if r() is not self]
         self._storage = None
-    self._sgeom = None
+    self._sgeom = value._sgeom if value._storage is None else None  # (a dense result keeps its strides, as torch's)
 
 
 public(_get_data, name="data", function=False, method=property(_get_data, _set_data))

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _xcache
+from .. import _dtype, _tensor as _tensor_mod, _xcache
 from .._device import device as _device_cls, _as_device
 from .._tensor import Tensor, Size, _wrap, _differentiable_dtype
 from ._util import _astype
@@ -1013,14 +1013,16 @@ def _is_device_like(a):
 
 
 def _parse_to(args, kwargs):
-    """torch's three ``to`` signatures -> (device or None, dtype or None, copy)."""
+    """torch's three ``to`` signatures -> (device or None, dtype or None, copy, memory_format or None)."""
     def bad():
         got = [_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()]
         text = ", ".join(got) + (", " if kwargs and not args else "")
         return TypeError(f"to() received an invalid combination of arguments - got ({text}), but expected one of:"
                          + _TO_SIGNATURES)
     kwargs = dict(kwargs)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
+    if fmt is not None and not isinstance(fmt, _tensor_mod.memory_format):
+        raise bad()
     device = dtype = None
     rest = list(args)
     if rest and isinstance(rest[0], Tensor):
@@ -1054,13 +1056,15 @@ def _parse_to(args, kwargs):
             dtype = v
         else:
             flags[k] = bool(v)
-    return _as_device(device), _dtype.to_dtype(dtype), flags["copy"]
+    return _as_device(device), _dtype.to_dtype(dtype), flags["copy"], fmt
 
 
 @public(name="to", function=False)
 def _to(self, *args, **kwargs):
     """Tensor.to: self when nothing changes (and copy=False), else a ToCopyBackward0 copy."""
-    device, dtype, copy = _parse_to(args, kwargs)
+    device, dtype, copy, fmt = _parse_to(args, kwargs)
+    if fmt is _tensor_mod.preserve_format:
+        fmt = None
     jdev = None
     if device is not None:
         jdev = device._jax_device()
@@ -1070,11 +1074,13 @@ def _to(self, *args, **kwargs):
         except Exception:  # tracer
             jdev = None
     np_dtype = dtype._np if dtype is not None else self._data.dtype
-    if jdev is None and np_dtype == self._data.dtype and not copy:
+    if jdev is None and np_dtype == self._data.dtype and not copy and (fmt is None or self.is_contiguous(memory_format=fmt)):
         return self
     if self._data.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     out = _apply(_to_copy, (self,), (np_dtype,))
+    if fmt is not None:
+        _layout.formatted(out, fmt)
     if jdev is not None:
         # TODO(devices): the move happens outside the jitted forward, so gradients flowing back stay on the
         # target device; fine on single-platform installs, to revisit for mixed CPU/accelerator graphs.

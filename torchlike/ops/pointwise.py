@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _tensor
 from .._graph import _SavedTensor
 from .._tensor import Tensor, _wrap, _type_string, _differentiable_dtype
 from .. import _grad_mode as _gm
@@ -618,14 +618,20 @@ def _integer_copy(input):
 
 @public
 def clone(input, *, memory_format=None):
-    """A copy that is part of the graph (CloneBackward0), in input's layout (torch's preserve_format)."""
-    return _apply(_clone, (input,), ())
+    """A copy that is part of the graph (CloneBackward0), in input's layout (torch's preserve_format) or in
+    ``memory_format``."""
+    if memory_format is None or memory_format is _tensor.preserve_format:
+        return _apply(_clone, (input,), ())
+    return _layout.formatted(_apply(_clone_contiguous, (input,), ()), memory_format)
 
 
 @public(function=False)
 def contiguous(self, memory_format=None):
-    """self if it is contiguous, else a row-major copy (CloneBackward0)."""
-    return self if self.is_contiguous() else _apply(_clone_contiguous, (self,), ())
+    """self if it is contiguous (in ``memory_format``), else a copy laid out so (CloneBackward0)."""
+    if memory_format is _tensor.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    memory_format = memory_format or _tensor.contiguous_format
+    return self if self.is_contiguous(memory_format=memory_format) else clone(self, memory_format=memory_format)
 
 
 @public(method=False)

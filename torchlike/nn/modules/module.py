@@ -640,7 +640,7 @@ class Module:
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
         ``to(tensor)``; only floating point and complex tensors change dtype. Returns self."""
-        device, dtype, _ = parse_to(args, kwargs)
+        device, dtype, _, fmt = parse_to(args, kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -658,6 +658,8 @@ class Module:
                 kw["device"] = device
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 kw["dtype"] = dtype
+            if fmt is not None and t.dim() in (4, 5):  # (torch converts the 4-d and 5-d ones only)
+                kw["memory_format"] = fmt
             return t.to(**kw) if kw else t
 
         return self._apply(convert)
