@@ -73,7 +73,7 @@ from .utils import checkpoint as _checkpoint  # noqa: E402,F401  (torchlike.util
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
-from . import accelerator, amp, backends, cuda, fft, profiler, special  # noqa: E402,F401
+from . import accelerator, amp, backends, cuda, fft, jit, profiler, special  # noqa: E402,F401
 from . import linalg, _C  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
