@@ -94,10 +94,6 @@ def _copy_out(compute, out):
     return out.copy_(result)
 
 
-def _torch_dtype(d):
-    return "torch." + str(d).rsplit(".", 1)[-1]
-
-
 # ----- matmul precision ----------------------------------------------------------------------------------------
 _precision = ["highest"]
 
@@ -381,7 +377,7 @@ def corrcoef(input):
 def unravel_index(indices, shape):
     """torch.unravel_index: flat indices into a tuple of int64 coordinate tensors for ``shape``."""
     if indices.is_complex() or indices.is_floating_point() or indices.dtype == _dtype.bool:
-        raise TypeError(f"expected 'indices' to be integer dtype, but got {_torch_dtype(indices.dtype)}")
+        raise TypeError(f"expected 'indices' to be integer dtype, but got torch.{indices.dtype.name}")
     if not isinstance(shape, (int, Sequence)):
         raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
     if isinstance(shape, int):
