@@ -109,6 +109,8 @@ def test_an_op_keeps_a_bounded_number_of_programs(monkeypatch):
     past _registry._MAX_PROGRAMS instead of growing for the process's life."""
     from torchlike.ops import _registry, pointwise
     monkeypatch.setattr(_registry, "_MAX_PROGRAMS", 3)
+    for cache in ("_fwd", "_bwd"):  # (start empty: other tests, in any order, may have filled them past 3)
+        monkeypatch.setattr(pointwise._leaky_relu, cache, {})
     x = tl.tensor([-1.0, 2.0], requires_grad=True)
     for k in range(5):
         slope = 0.125 * (k + 1)
