@@ -423,12 +423,6 @@ class Tensor:
         dev = self.device
         return -1 if dev.type == "cpu" else (dev.index or 0)
 
-    def data_ptr(self):
-        try:
-            return self._data.unsafe_buffer_pointer()
-        except Exception:
-            return 0
-
     is_sparse = is_quantized = is_meta = is_mps = is_nested = False
 
     @property

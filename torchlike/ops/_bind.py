@@ -649,7 +649,7 @@ _METHODS = {
     "retain_grad": "",
     "view": "ScalarType dtype | SymIntArrayRef size",
     "__invert__ adjoint data_ptr detach_ dim element_size get_device is_complex is_conj is_floating_point item "
-    "ndimension nelement numel storage_offset tolist": "",
+    "ndimension nelement numel storage_offset tolist untyped_storage": "",
     "size stride": "int64_t? dim=None",
     "requires_grad_": "bool requires_grad=True",
     "nonzero": " | *, bool as_tuple",
@@ -819,7 +819,7 @@ _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleas
                      ("norm", False): _norm, ("norm", True): _norm, ("unflatten", True): _unflatten,
                      ("unique", False): _named_as(_unique, "_unique", "_return_output"),
                      ("unique", True): _named_as(_unique, "unique", "unique"),
-                     **{(n, True): _named_as(_no_arguments, n, n) for n in ("is_shared", "share_memory_")},
+                     **{(n, True): _named_as(_no_arguments, n, n) for n in ("is_shared", "share_memory_", "storage")},
                      ("apply_", True): _apply_,
                      ("unique_consecutive", False): _named_as(_unique_consecutive, "_unique_consecutive",
                                                               "_consecutive_return_output"),
@@ -837,7 +837,7 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt
                "bool": "bool", "TensorList": "tuple of Tensors", "IntArrayRef": "tuple of ints",
                "SymIntArrayRef": "tuple of ints", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "Device": "torch.device", "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator",
-               "str": "str", "PyObject*": "object", _OPT_TENSORS: "tuple of Tensors"}
+               "str": "str", "PyObject*": "object", "Storage": "torch.Storage", _OPT_TENSORS: "tuple of Tensors"}
 _TABLES = {False: {}, True: {}, None: _INNER}  # method? (None: the C functions of torch's Python functions)
 for _names, _sigs in _FUNCTIONS.items():
     for _n in _names.split():

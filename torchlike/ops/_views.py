@@ -40,12 +40,13 @@ from ._record import new_node, record, refuse_grads, set_history
 
 # ----- storage ---------------------------------------------------------------------------------------------
 class _Storage:
-    __slots__ = ("data", "members")
+    __slots__ = ("data", "members", "address")
 
     def __init__(self, owner):
         g = owner._sgeom  # a laid-out result (ops/_layout.py): its values in memory order
         self.data = owner._data if g is None else _layout.physical(owner._data, g[1])
         self.members = [weakref.ref(owner)]
+        self.address = None  # what data_ptr() shows (ops/storage.py), given on first ask
 
 
 def _storage_of(t):

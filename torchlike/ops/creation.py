@@ -1097,6 +1097,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     """``type()``: the legacy type string ('torch.FloatTensor'); ``type(dtype or string)``: a cast."""
     if dtype is None:
         return f"torch.{_dtype._SCALAR_TYPE[self.dtype.name]}Tensor"
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dtype.dtype):  # torch.FloatTensor
+        dtype = dtype.dtype
     if not isinstance(dtype, (str, type, _dtype.dtype)):
         raise TypeError("dtype must be a type, str, or dtype object")
     if isinstance(dtype, str):
@@ -1104,15 +1106,3 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _LEGACY_TYPES[dtype]
     return _to(self, _dtype.to_dtype(dtype), non_blocking)
-
-
-def _tensor_new(cls, *args, **kwargs):
-    """torch.Tensor(data) / torch.Tensor(*sizes): a tensor of the default dtype."""
-    if len(args) == 1 and not isinstance(args[0], int):
-        if isinstance(args[0], Tensor):
-            return args[0]
-        return tensor(args[0], dtype=_dtype.get_default_dtype())
-    return empty(*(args or (0,)), dtype=_dtype.get_default_dtype())
-
-
-public(_tensor_new, name="__new__", function=False, method=staticmethod(_tensor_new))
