@@ -64,8 +64,7 @@ _bind.guarded(globals(), "conv1d conv2d conv3d conv_transpose1d conv_transpose2d
               "pixel_unshuffle channel_shuffle pairwise_distance", into=(nn.functional,))
 _bind.guarded(vars(nn.functional), "native_channel_shuffle")
 from ._top_level import *  # noqa: E402,F401,F403  (torch's thin top-level wrappers)
-from ._tensor_types import *  # noqa: E402,F401,F403  (torch.FloatTensor, ...: the legacy types)
-from ._tensor_types import set_default_tensor_type  # noqa: E402,F401
+from .ops.tensor_types import *  # noqa: E402,F401,F403  (torch.FloatTensor, ...: the legacy types)
 from .ops.storage import UntypedStorage, TypedStorage  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401

@@ -11,13 +11,14 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
-from ._device import device as _device
-from ._tensor import Size, Tensor
-from .ops import _bind
-from .ops.creation import empty, tensor
-from .ops.indexing import _view_apply
-from .ops.shape import _alias
+from .. import _dtype
+from .._device import device as _device
+from .._tensor import Size, Tensor
+from . import _bind
+from ._bind import public
+from .creation import empty, tensor
+from .indexing import _view_apply
+from .shape import _alias
 
 _SIGNATURES = ("*, Device? device=None", "Storage storage", "Tensor other",
                "SymIntArrayRef size, *, Device? device=None", "PyObject* data, *, Device? device=None")
@@ -78,7 +79,7 @@ class _TensorType(type):
 
 _TensorType.__name__ = _TensorType.__qualname__ = "tensortype"
 
-__all__ = []
+__all__ = ["set_default_tensor_type"]
 for _name in ("float32 float64 float16 bfloat16 int64 int32 int16 int8 uint8 bool").split():
     _dt = getattr(_dtype, _name)
     _type_name = _dtype._SCALAR_TYPE[_name] + "Tensor"
@@ -93,7 +94,7 @@ def _tensor_new(cls, *args, **kwargs):
     return _legacy_new(_dtype.get_default_dtype(), False, args, kwargs)
 
 
-Tensor.__new__ = staticmethod(_tensor_new)
+public(_tensor_new, name="__new__", function=False, method=staticmethod(_tensor_new))
 
 
 _warned = [False]
@@ -107,11 +108,12 @@ def set_default_tensor_type(t, /):
                       "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
                       stacklevel=2)
     if isinstance(t, str):
-        import torchlike
-        head, *names = t.split(".")
-        t = torchlike if head in ("torch", "torchlike") else __import__(head)
-        for n in names:
-            t = getattr(t, n)
+        head, _, name = t.partition(".")
+        if head == "torch" and name.startswith("cuda."):
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        if head not in ("torch", "torchlike") or name not in __all__:
+            raise AttributeError(f"module 'torch' has no attribute '{name}'")
+        t = globals()[name]
     if not isinstance(t, _TensorType):
         raise TypeError("invalid type object: only floating-point types are supported as the default type")
     if not t.dtype.is_floating_point:
