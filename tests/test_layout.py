@@ -302,3 +302,82 @@ def test_memory_formats_as_torch():
     assert seen[0][0] == seen[1][0]
     for a, b in zip(seen[0][1:], seen[1][1:]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+_FORMAT_INPUTS = {  # f(module, make): 4-d inputs laid out as channels-last models and views make them
+    "contiguous": lambda m, mk: mk(2, 3, 4, 5),
+    "channels_last": lambda m, mk: mk(2, 3, 4, 5).to(memory_format=m.channels_last),
+    "permuted_nhwc": lambda m, mk: mk(2, 4, 5, 3).permute(0, 3, 1, 2),
+    "reversed": lambda m, mk: mk(5, 4, 3, 2).permute(3, 2, 1, 0),
+    "sliced": lambda m, mk: mk(2, 3, 4, 10)[..., ::2],
+    "channels_last_sliced": lambda m, mk: mk(2, 3, 4, 10).to(memory_format=m.channels_last)[..., ::2],
+    "one_channel": lambda m, mk: mk(2, 1, 4, 5).to(memory_format=m.channels_last),
+    "one_pixel": lambda m, mk: mk(2, 3, 1, 1).to(memory_format=m.channels_last),
+    "channels_narrowed": lambda m, mk: mk(2, 6, 4, 5).to(memory_format=m.channels_last)[:, :3],
+    "expanded": lambda m, mk: mk(1, 3, 1, 5).expand(2, 3, 4, 5),
+}
+_FORMAT_OPS = {  # f(module, x, make): ops whose result torch allocates in the input's suggested memory format
+    "conv2d": lambda m, x, mk: m.nn.functional.conv2d(x, mk(4, x.shape[1], 3, 3)),
+    "conv2d_cl_weight": lambda m, x, mk: m.nn.functional.conv2d(
+        x, mk(4, x.shape[1], 3, 3).to(memory_format=m.channels_last)),
+    "conv_transpose2d": lambda m, x, mk: m.nn.functional.conv_transpose2d(x, mk(x.shape[1], 2, 3, 3)),
+    "max_pool2d": lambda m, x, mk: m.nn.functional.max_pool2d(x, 2, return_indices=True),
+    "avg_pool2d": lambda m, x, mk: m.nn.functional.avg_pool2d(x, 2),
+    "adaptive_avg_pool2d": lambda m, x, mk: m.nn.functional.adaptive_avg_pool2d(x, 2),
+    "adaptive_max_pool2d": lambda m, x, mk: m.nn.functional.adaptive_max_pool2d(x, 2, True),
+    "batch_norm": lambda m, x, mk: m.nn.functional.batch_norm(x, None, None, training=True),
+    "group_norm": lambda m, x, mk: m.nn.functional.group_norm(x, 1),
+    "interpolate": lambda m, x, mk: m.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
+    "pad": lambda m, x, mk: m.nn.functional.pad(x, (1, 1, 1, 1)),
+    "pad_reflect": lambda m, x, mk: m.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect"),
+    "cat": lambda m, x, mk: m.cat([x, x], 1),
+    "cat_with_contiguous": lambda m, x, mk: m.cat([x, mk(*x.shape)], 0),
+    "roll": lambda m, x, mk: x.roll(1, 3),
+    "roll_flat": lambda m, x, mk: x.roll(3),
+    "sort": lambda m, x, mk: x.sort(1),
+}
+
+
+@pytest.mark.parametrize("op", list(_FORMAT_OPS))
+def test_memory_format_of_results_as_torch(op):
+    """Convolutions, poolings, normalisations, upsampling, padding, cat, roll and sort lay their results out as
+    torch's CPU kernels do (channels-last in, channels-last out): strides equal torch's for every input layout,
+    values too."""
+    import torch
+    import torchlike as tl
+    for name, make_input in _FORMAT_INPUTS.items():
+        if (name, op) == ("one_pixel", "roll"):  # (torch clones a roll along a size-1 dim: not worth a rule)
+            continue
+        got = []
+        for m in (tl, torch):
+            rng = np.random.default_rng(3)
+
+            def mk(*shape, m=m, rng=rng):
+                return m.tensor(rng.standard_normal(shape).astype(np.float32))
+            try:
+                out = _FORMAT_OPS[op](m, make_input(m, mk), mk)
+            except RuntimeError as e:  # (a 1x1 image is too small for some: both raise)
+                got.append([(str(e).splitlines()[0], None)])
+                continue
+            outs = out if isinstance(out, tuple) else (out,)
+            got.append([(tuple(o.stride()), o.detach().numpy()) for o in outs])
+        assert [s for s, _ in got[0]] == [s for s, _ in got[1]], (name, op)
+        for (_, a), (_, b) in zip(*got):
+            if a is not None:
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_channels_last_3d_results_as_torch():
+    import torch
+    import torchlike as tl
+    ops = [lambda m, x, w: m.nn.functional.conv3d(x, w), lambda m, x, w: m.nn.functional.max_pool3d(x, 2),
+           lambda m, x, w: m.nn.functional.avg_pool3d(x, 2), lambda m, x, w: m.nn.functional.adaptive_avg_pool3d(x, 2),
+           lambda m, x, w: m.nn.functional.batch_norm(x, None, None, training=True),
+           lambda m, x, w: m.nn.functional.interpolate(x, scale_factor=2, mode="trilinear"),
+           lambda m, x, w: m.nn.functional.group_norm(x, 3)]
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((2, 3, 4, 4, 4)).astype(np.float32), rng.standard_normal((4, 3, 3, 3, 3)).astype(np.float32)
+    for f in ops:
+        a, b = (f(m, m.tensor(x).to(memory_format=m.channels_last_3d), m.tensor(w)) for m in (tl, torch))
+        assert a.stride() == b.stride()
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)

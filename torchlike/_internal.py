@@ -11,7 +11,7 @@ from ._graph import (_FREED as FREED, _FREED_MSG as FREED_MSG, AccumulateGrad, N
                      grad_accumulator, gradient_edge)
 from ._tensor import (Tensor, _differentiable_dtype as differentiable_dtype,  # noqa: F401
                       _type_string as type_string, _typename as typename, _wrap as wrap)
-from .ops import _record as record, _traced as traced, _views as views  # noqa: F401
+from .ops import _layout as layout, _record as record, _traced as traced, _views as views  # noqa: F401
 from .ops._accumulate import accumulate  # noqa: F401
 from .ops._forward_ad import _set_tangent as set_tangent  # noqa: F401
 from .ops._registry import (CHAIN_MAX, CHAIN_MIN, OpDef, op, _apply as apply,  # noqa: F401

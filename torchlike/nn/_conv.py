@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import CPP_TYPE_NAMES, apply, op, type_word
+from .._internal import CPP_TYPE_NAMES, apply, layout, op, type_word
 from ..ops import _registry, shape as _shape
 from ._padding import _constant_pad
 
@@ -34,7 +34,7 @@ def _conv(x, w, stride, padding, dilation, groups, transposed, output_padding):
                                         dimension_numbers=dn, feature_group_count=groups, precision=_HIGHEST)
 
 
-@op("ConvolutionBackward0", save=("input", "weight"),
+@op("ConvolutionBackward0", save=("input", "weight"), layout=layout.convolution,
     attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
     saved={"bias_sym_sizes_opt": lambda node, saved: tuple(node._in_meta[2].shape) if node._in_meta[2] is not None
            else (0,)})

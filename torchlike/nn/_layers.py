@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import CPP_TYPE_NAMES, apply, grad_enabled, no_grad, op, type_word, views, wrap
+from .._internal import CPP_TYPE_NAMES, apply, grad_enabled, layout, no_grad, op, type_word, views, wrap
 from ..ops import linalg as _linalg, shape as _shape
 from ..ops.creation import zeros
 from ..ops.indexing import _check_bounds
@@ -113,7 +113,7 @@ def _bn_dtype(input, weight, running_mean):
 
 @op("NativeBatchNormBackward0", save=("input", "weight", "running_mean", "running_var", "result1", "result2"),
     nondiff=("running_mean", "running_var"), outputs=("result", "result1", "result2"), attrs=("training", "eps"),
-    grad_outputs=1)
+    grad_outputs=1, layout=layout.normalized)
 def _batch_norm(input, weight, bias, running_mean, running_var, *, training, eps):
     axes = (0,) + tuple(range(2, input.ndim))
     x = input.astype(_bn_dtype(input, weight, running_mean))  # (a mixed call: the result in the input's dtype)

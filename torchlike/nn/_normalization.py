@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, no_grad, op, views
+from .._internal import apply, layout, no_grad, op, views
 from ..ops import pointwise as _pw
 from ..ops._registry import _OpNode
 from ..ops.special import _add_scalar
@@ -28,7 +28,7 @@ def _group_norm_apply(node, grads, mask=None):
 
 @op("NativeGroupNormBackward0", outputs=("result", "result1", "result2"),
     save=("input", "weight", "result1", "result2"), attrs=("N", "C", "HxW", "group", "eps"),
-    node_apply=_group_norm_apply)
+    node_apply=_group_norm_apply, layout=layout.suggested)
 def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
     x = input.reshape(N, group, -1)
     mean = jnp.mean(x, -1)

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, op
+from .._internal import apply, layout, op
 
 __all__ = ["pad"]
 
@@ -17,7 +17,7 @@ def _pad_cfg(ndim, pad):
     return cfg
 
 
-@op("ConstantPadNdBackward0", save=(), attrs=("pad",), unsigned=("pad",))
+@op("ConstantPadNdBackward0", save=(), attrs=("pad",), unsigned=("pad",), layout=layout.suggested)
 def _constant_pad(self, *, pad, value):
     return jax.lax.pad(self, jnp.asarray(value, self.dtype), [(lo, hi, 0) for lo, hi in _pad_cfg(self.ndim, pad)])
 
@@ -41,7 +41,7 @@ def _gather_pad(x, padding, mode):
 def _pad_op(name, mode):
     def forward(self, *, padding):
         return _gather_pad(self, padding, mode)
-    return op(name, save=("self",), attrs=("padding",), unsigned=("padding",))(forward)
+    return op(name, save=("self",), attrs=("padding",), unsigned=("padding",), layout=layout.suggested)(forward)
 
 
 _PAD_OPS = {(m, nd): _pad_op(f"{name}Pad{nd}DBackward0", m) for nd in (1, 2, 3)

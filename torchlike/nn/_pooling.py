@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, op
+from .._internal import apply, layout, op
 from ..ops import pointwise as _pw, shape as _shape
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -132,7 +132,8 @@ def _scatter(grad, idx, shape, nd):
 
 def _max_pool_op(nd, name):
     entry = op(name, save=("self", "result1"), outputs=("result", "result1"),
-               attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"))(_max_pool_forward(nd))
+               attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+               layout=layout.suggested)(_max_pool_forward(nd))
 
     @entry.derivative
     def _(grads, self, result1):
@@ -188,7 +189,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                    "max_pool1d")
 
 
-@op("AvgPool2DBackward0", save=("self",),
+@op("AvgPool2DBackward0", save=("self",), layout=layout.suggested,  # (torch's 3-d pools are row-major but max's)
     attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"))
 def _avg_pool2(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     return _avg_forward(2, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -272,7 +273,8 @@ def _adaptive_avg(self, *, output_size):
     return out
 
 
-_ADAPTIVE_AVG = {nd: op(f"AdaptiveAvgPool{nd}DBackward0", save=("self",))(_adaptive_avg) for nd in (2, 3)}
+_ADAPTIVE_AVG = {nd: op(f"AdaptiveAvgPool{nd}DBackward0", save=("self",), layout=layout.suggested if nd == 2 else None)(
+    _adaptive_avg) for nd in (2, 3)}
 
 
 def _adaptive_max(self, *, output_size):
@@ -295,8 +297,8 @@ def _adaptive_max(self, *, output_size):
             jnp.take_along_axis(jnp.broadcast_to(flat, win.shape), pick, -1)[..., 0].astype(jnp.int64))
 
 
-_ADAPTIVE_MAX = {nd: op(f"AdaptiveMaxPool{nd}DBackward0", save=("self", "result1"),
-                        outputs=("result", "result1"))(_adaptive_max) for nd in (2, 3)}
+_ADAPTIVE_MAX = {nd: op(f"AdaptiveMaxPool{nd}DBackward0", save=("self", "result1"), outputs=("result", "result1"),
+                        layout=layout.suggested if nd == 2 else None)(_adaptive_max) for nd in (2, 3)}
 for _nd, _entry in _ADAPTIVE_MAX.items():
     _entry.derivative(lambda grads, self, result1, nd=_nd: _scatter(grads[0], result1, self.shape, nd))
 

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, op
+from .._internal import apply, layout, op
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid", "unfold",
@@ -90,7 +90,7 @@ def _upsample_op(name, mode, nd):
     # torch's scales_d / scales_h / scales_w (or scales in 1-d): the scale factors, None where a size was given
     words = ("scales",) if nd == 1 else ("scales_d", "scales_h", "scales_w")[3 - nd:]
     saved = {w: (lambda node, saved, j=j: node._statics[-1][j]) for j, w in enumerate(words)}
-    fwd = op(name, save=(), attrs=attrs, saved=saved)(forward)
+    fwd = op(name, save=(), attrs=attrs, saved=saved, layout=layout.suggested)(forward)
 
     @fwd.derivative
     def _(grad, self_shape, self_dtype, output_size, scales, align_corners=False):

@@ -10,7 +10,7 @@ import functools
 
 import jax.numpy as jnp
 
-from .._tensor import _contiguous_strides, _format_strides, _in_format, channels_last
+from .._tensor import _contiguous_strides, _format_strides, _in_format, channels_last, channels_last_3d
 
 
 def _contiguous(sizes, strides):
@@ -141,6 +141,57 @@ def like_for(kinds):
     """The rule of an op whose result for an input of these dtype kinds is allocated by empty_like / ones_like /
     zeros_like (preserve_format: abs of a complex input, isinf of an integer one), else TensorIterator's."""
     return lambda args, shape: (like if args[0]._data.dtype.kind in kinds else ti)(args, shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _suggested(sizes, strides):
+    """torch's suggest_memory_format: channels_last (channels_last_3d) when a 4-d (5-d) tensor's strides are
+    channels-last-like (is_channels_last_strides_2d/3d: ambiguous cases, as a size-1 channel dim, are row-major);
+    else None (row-major)."""
+    if len(sizes) not in (4, 5) or strides[1] == 0:
+        return None
+    low = 0
+    for d in (1, 3, 2, 0) if len(sizes) == 4 else (1, 4, 3, 2, 0):
+        if sizes[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return None
+        low = strides[d] * max(sizes[d], 1)
+    return channels_last if len(sizes) == 4 else channels_last_3d
+
+
+def suggested_format(t):
+    """``t.suggest_memory_format()``: channels_last or channels_last_3d, None for contiguous_format."""
+    return _suggested(*_sizes_strides(t))
+
+
+def _in_suggested(fmt, shape):
+    return None if fmt is None or len(shape) != len(_CL_RANK[fmt]) else _geometry(shape, _format_strides(fmt, shape))
+
+
+_CL_RANK = {channels_last: "NCHW", channels_last_3d: "NCDHW"}
+
+
+def suggested(args, shape):
+    """The geometry of a result allocated in its first input's suggested memory format (pooling, batch and group
+    norm, upsampling, padding): channels-last for channels-last inputs (results of another rank: row-major)."""
+    return _in_suggested(suggested_format(args[0]), shape)
+
+
+def normalized(args, shape):
+    """batch_norm's result: row-major for a contiguous input (even one channels-last-contiguous too, as a
+    size-1 channel dim makes it), else the input's suggested memory format."""
+    sizes, strides = _sizes_strides(args[0])
+    return None if _contiguous(sizes, strides) else suggested(args, shape)
+
+
+def convolution(args, shape):
+    """A convolution's result: channels-last when the input or the weight is (torch's CPU backends)."""
+    return _in_suggested(suggested_format(args[0]) or suggested_format(args[1]), shape)
+
+
+def concatenated(args, shape):
+    """cat's result: the inputs' suggested memory format when they all have the same one, else row-major."""
+    formats = {suggested_format(a) for a in args if a is not None}
+    return _in_suggested(formats.pop(), shape) if len(formats) == 1 else None
 
 
 def angle_rule(args, shape):

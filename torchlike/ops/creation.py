@@ -1074,7 +1074,8 @@ def _to(self, *args, **kwargs):
         except Exception:  # tracer
             jdev = None
     np_dtype = dtype._np if dtype is not None else self._data.dtype
-    if jdev is None and np_dtype == self._data.dtype and not copy and (fmt is None or self.is_contiguous(memory_format=fmt)):
+    if jdev is None and np_dtype == self._data.dtype and not copy and (fmt is None or _layout.suggested_format(self) is (
+            None if fmt is _tensor_mod.contiguous_format else fmt)):  # (torch's to_will_alias)
         return self
     if self._data.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)

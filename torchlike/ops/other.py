@@ -150,7 +150,7 @@ def trace(input):
 
 
 # ----- roll, rot90, tile ----------------------------------------------------------------------------------------
-@op("RollBackward0", save=(), attrs=("dims", "shifts"), unsigned=("dims", "shifts"))
+@op("RollBackward0", save=(), attrs=("dims", "shifts"), unsigned=("dims", "shifts"), layout=_layout.suggested)
 def _roll(self, *, shifts, dims):
     if not dims:
         return jnp.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
@@ -179,7 +179,10 @@ def roll(input, shifts, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     for d in dims:
         _wrap_dim(d, input.ndim)
-    return _apply(_roll, (input,), (shifts, dims))
+    out = _apply(_roll, (input,), (shifts, dims))
+    if not dims:  # (torch rolls the flattened tensor: row-major whatever the input's layout)
+        out._sgeom = None
+    return out
 
 
 @op("Rot90Backward0", save=(), attrs=("dims", "k"), unsigned=("dims", "k"))

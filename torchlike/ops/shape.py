@@ -734,7 +734,7 @@ def _cat_backward(grad, dim, sizes):
 def _make_cat(n):
     names = tuple(f"tensors{i}" for i in range(n))
     entry = OpDef("CatBackward0", _cat_forward, save=(), inputs=names, statics=("dim", "sizes", "dtype"),
-                  attrs=("dim",), unsigned=("dim",))
+                  attrs=("dim",), unsigned=("dim",), layout=_layout.concatenated)
     entry.derivative(_cat_backward)
     return entry
 

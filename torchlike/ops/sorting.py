@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._out import _write_out
+from . import _layout
 from ._registry import op, _apply
 from ._bind import public
 from .creation import tensor
@@ -54,7 +55,7 @@ def _keep(x, axis, keepdim):
 # ----- sort, argsort, msort, topk ------------------------------------------------------------------------------
 def _sort_op(node):
     @op(node, save=("indices",), outputs=("values", "indices"), attrs=("dim", "self_sym_sizes"), unsigned=("dim",),
-        refuse={"c": (RuntimeError, " Sort does not support complex dtypes on CPU")})
+        refuse={"c": (RuntimeError, " Sort does not support complex dtypes on CPU")}, layout=_layout.like)
     def entry(self, *, dim, descending):
         if self.ndim == 0:
             return self, jnp.zeros((), jnp.int64)
