@@ -435,3 +435,57 @@ if __name__ == "__main__":
     print(total, "mismatches")
 
 
+
+
+_NUMPY_NAMED = [  # torch's parser takes NumPy's axis/keepdims/x/a/x1/x2 for dim/keepdim/input/other
+    "m.sum(x, axis=1)", "m.sum(a=x)", "m.sum(x=x)", "m.sum(x1=x)", "m.add(x, x2=x)", "m.add(x1=x, x2=x)",
+    "x.sum(axis=0, keepdims=True)", "m.cat([x, x], axis=1)", "m.softmax(x, axis=1)", "x.softmax(axis=1)",
+    "m.sum(x, dim=1, axis=1)", "x.transpose(axis0=0, axis1=1)", "m.sin(a=x)", "m.mean(x, axis=(0, 1))",
+    "x.squeeze(axis=0)", "m.flip(x, axis=0)", "x.unsqueeze(axis=0)", "m.matmul(x1=x, other=x.T)", "x.std(axis=0)",
+    "x.argmax(axis=1)", "m.stack([x, x], axis=0)", "x.cumsum(axis=1)", "x.logsumexp(axis=1, keepdims=True)",
+    "m.all(x, axis=0)", "m.max(x, axis=1, keepdims=True)[0]", "x.min(axis=0)[1]", "m.nn.functional.softmax(x, axis=1)",
+    "x.var(axis=1, keepdims=True, correction=0)", "m.argmin(x, axis=0, keepdims=True)", "m.count_nonzero(x, axis=0)",
+]
+
+
+@pytest.mark.parametrize("expr", _NUMPY_NAMED)
+def test_numpy_names_of_parameters(expr):
+    """Each twice (the guard remembers accepted keywords): torch's result or torch's error."""
+    outcomes = []
+    for m in (tl, torch):
+        x = m.arange(6.0).reshape(2, 3)
+        for _ in range(2):
+            try:
+                outcomes.append(("ok", np.asarray(eval(expr)).tolist()))  # noqa: S307 - fixed test expressions
+            except TypeError as e:
+                outcomes.append(("TypeError", str(e).splitlines()[0]))
+    assert outcomes[0] == outcomes[1] == outcomes[2] == outcomes[3], outcomes
+
+
+_DEPRECATED_FORMS = [  # torch's deprecated positional overloads, as old optimizers and models call them
+    "a.clone().add_(-0.1, b)", "a.add(-0.1, b)", "m.add(a, 2, b)", "a.clone().sub_(2, b)", "m.sub(a, 2, b)",
+    "m.zeros(2).addcmul_(0.5, a, b)", "m.zeros(2).addcdiv_(0.5, a, b)", "m.addcmul(a, 0.5, a, b)",
+    "a.addcdiv(0.5, a, b)", "m.addmm(0.5, M, 2, m1, m2)", "m.addmm(0.5, M, m1, m2)", "M.clone().addmm_(0.5, 2, m1, m2)",
+    "M.addmm(0.5, m1, m2)", "m.addmv(0.5, a, 2, m1, b)", "m.baddbmm(0.5, M[None], 2, m1[None], m2[None])",
+    "m.addbmm(0.5, M, m1[None], m2[None])", "m.addr(0.5, M, 2, a, b)", "M.clone().addr_(0.5, a, b)",
+    "m.add(a, b, 2)", "m.addmm(M, 0.5, m1, m2)",  # (not deprecated forms: torch's TypeError)
+]
+
+
+@pytest.mark.parametrize("expr", _DEPRECATED_FORMS)
+def test_deprecated_positional_forms(expr, monkeypatch):
+    from torchlike.ops import _bind
+    monkeypatch.setattr(_bind, "_warned_deprecated", [False])
+    outcomes = []
+    for m in (tl, torch):
+        a, b = m.tensor([1.0, 2.0]), m.tensor([3.0, 4.0])
+        M, m1, m2 = m.ones(2, 2), m.eye(2), m.full((2, 2), 2.0)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                outcomes.append(("ok", eval(expr).tolist()))  # noqa: S307 - fixed test expressions
+            except TypeError as e:
+                outcomes.append(("TypeError", str(e).splitlines()[0]))
+        if m is tl and outcomes[0][0] == "ok":
+            assert [str(w.message).split(":")[0] for w in seen] == [f"This overload of {expr.split('(')[-2].split('.')[-1]} is deprecated"]
+    assert outcomes[0] == outcomes[1]

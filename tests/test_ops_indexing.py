@@ -514,3 +514,40 @@ def test_setitem_value_dtype_and_shape_rules_as_torch(vshape):
                 out.append((key, str(e)))
         return out
     assert run(tl) == run(torch)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.zeros(3).scatter_(0, m.tensor([0, 0, 1]), m.tensor([1.0, 2.0, 3.0]), reduce="add"),
+    lambda m: m.ones(3).scatter(0, m.tensor([0, 0]), 2.0, reduce="multiply"),
+    lambda m: m.ones(3).scatter_(0, m.tensor([0, 0]), 2.0, reduce="add"),
+    lambda m: m.ones(2, 3).scatter(1, m.tensor([[0, 0], [1, 2]]), 2.0, reduce="add"),
+    lambda m: m.ones(2, 3, dtype=m.int64).scatter(1, m.tensor([[0, 0], [1, 2]]), m.tensor([[2, 3], [4, 5]]),
+                                                  reduce="multiply"),
+    lambda m: m.ones(2, 3).scatter(0, m.tensor([[1, 0, 1]]), m.arange(6.0).reshape(2, 3), reduce="multiply"),
+])
+def test_scatter_with_reduce(case):
+    """scatter's reduce= ("add" / "multiply"; repeated indices each applied) as torch: values, and torch's
+    NotImplemented node whose backward raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = case(tl), case(torch)
+    assert got.tolist() == want.tolist() and str(got.dtype)[10:] == str(want.dtype)[6:]
+
+
+def test_scatter_with_reduce_has_no_derivative(monkeypatch):
+    from torchlike.ops import indexing
+    monkeypatch.setattr(indexing, "_warned_reduce", [False])
+    for m in (tl, torch):
+        x, s = m.ones(3, requires_grad=True), m.tensor([2.0, 3.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            y = x.clone().scatter(0, m.tensor([0, 0]), s, reduce="add")
+            z = m.ones(3).scatter_(0, m.tensor([0, 0]), 2.0, reduce="multiply")
+        if m is tl:  # (torch warns once a process: an earlier test may have had its warning)
+            assert [str(w.message).split(" src")[0] for w in seen] == ["The reduce argument of torch.scatter with Tensor"]
+        assert y.grad_fn.name() == "torch::autograd::NotImplemented" and len(y.grad_fn.next_functions) == 2
+        assert z.grad_fn is None and y.tolist() == [6.0, 1.0, 1.0]
+        with pytest.raises(RuntimeError, match="^derivative for aten::scatter is not implemented"):
+            y.sum().backward()
+        with pytest.raises(RuntimeError, match="^reduce argument must be either add or multiply.$"):
+            m.ones(3).scatter(0, m.tensor([0]), 2.0, reduce="mean")

@@ -20,9 +20,11 @@ declaration order. No other code attaches Tensor methods. Each name is bound ins
 an argument of the wrong type torch's error (see "torch's argument errors" below); the guard also wraps the
 Tensor methods of the data model that torch's argument parser checks (``size``, ``requires_grad_``, ...).
 """
+import numbers
 import operator
 import sys
 import types
+import warnings
 
 import numpy as np
 
@@ -1247,12 +1249,18 @@ def _guard(fn, name, method):
                 break
         if kwargs:
             for k, v in kwargs.items():
-                if type(v) not in seen.get(k, ()):
+                if type(v) not in seen.get(k, ()):  # (NumPy's names are never seen: renamed before the parse)
+                    if not _TORCH_NAME_OF.keys().isdisjoint(kwargs):
+                        kwargs = _torch_names(name, method, kwargs)
                     _check_keywords(name, method, args, kwargs, seen)
                     break
         try:
             return fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - torch parses the arguments before anything else can fail
+            if isinstance(e, TypeError) and e.__traceback__.tb_next is None:  # (binding fn: not a call inside)
+                old = _deprecated_form(name, method, args)
+                if old is not None:
+                    return fn(*old[0], **old[1], **kwargs)
             error = _argument_error(name, method, args, kwargs)
             if error is None and not isinstance(e, TypeError):
                 error = _autograd_error(name, method, args, kwargs)
@@ -1323,6 +1331,63 @@ def _typed_positions(name, method):
         elif kinds <= {("int64_t", False), ("SymInt", False)}:
             out.append((i + 1 if method else i, (int, np.integer)))
     return tuple(out), most, min(s.min_args for s in sigs) + bool(method)
+
+
+_MM = "Tensor mat1, Tensor mat2"
+_DEPRECATED = {  # torch's deprecated positional overloads (its deprecated.yaml), which old code still calls:
+    # (function?, name) -> [(old signature, the call in today's form)]
+    **{(f, n): [("Tensor input, Scalar alpha, Tensor other", lambda i, a, o: ((i, o), {"alpha": a}))]
+       for n in ("add", "sub") for f in (True, False)},
+    **{(f, n): [("Tensor input, Scalar value, Tensor tensor1, Tensor tensor2",
+                 lambda i, v, t1, t2: ((i, t1, t2), {"value": v}))] for n in ("addcmul", "addcdiv") for f in (True, False)},
+    **{(True, n): [(f"Scalar beta, Tensor input, Scalar alpha, {_MM}",
+                    lambda b, i, a, x, y: ((i, x, y), {"beta": b, "alpha": a})),
+                   (f"Scalar beta, Tensor input, {_MM}", lambda b, i, x, y: ((i, x, y), {"beta": b}))]
+       for n in ("addmm", "addmv", "addr", "addbmm", "baddbmm")},
+    **{(False, n): [(f"Tensor input, Scalar beta, Scalar alpha, {_MM}",
+                     lambda s, b, a, x, y: ((s, x, y), {"beta": b, "alpha": a})),
+                    (f"Tensor input, Scalar beta, {_MM}", lambda s, b, x, y: ((s, x, y), {"beta": b}))]
+       for n in ("addmm", "addmv", "addr", "addbmm", "baddbmm")},
+}
+_warned_deprecated = [False]
+
+
+def _deprecated_form(name, method, args):
+    """A call in one of torch's deprecated positional forms (``add(x, 2, y)``, ``addmm_(beta, alpha, m1, m2)``):
+    (args, keywords) of today's form, after torch's once-a-process warning; else None."""
+    base = name[:-1] if method and name.endswith("_") and not name.endswith("__") else name
+    for text, convert in _DEPRECATED.get((not method, base), ()):
+        kinds = [item.split(" ")[0] for item in text.split(", ")]
+        if len(kinds) == len(args) and all(
+                isinstance(a, Tensor) if k == "Tensor" else isinstance(a, numbers.Number) and not isinstance(a, Tensor)
+                for k, a in zip(kinds, args)):
+            if not _warned_deprecated[0]:
+                _warned_deprecated[0] = True
+                old = text.removeprefix("Tensor input, ") if method else text + ", *, Tensor out=None"
+                new = _signatures(name, method)
+                warnings.warn(f"This overload of {name} is deprecated:\n\t{name}{_Signature(old, False).text()}\n"
+                              f"Consider using one of the following signatures instead:\n\t{name}"
+                              f"{new[0].text() if new else '()'}", UserWarning, stacklevel=3)
+            return convert(*args)
+    return None
+
+
+_TORCH_NAME_OF = {alias: name for name, aliases in _NUMPY_NAMES.items() for alias in aliases}
+
+
+def _torch_names(name, method, kwargs):
+    """torch's parser takes NumPy's names for four parameters (``sum(axis=0, keepdims=True)``,
+    ``cat(..., axis=1)``, ``add(x1=, x2=)``): ``kwargs`` with torch's names where a signature has the parameter
+    (given both names, the NumPy one stays, and the parse refuses it as torch does)."""
+    sigs = _signatures(name, method)
+    if not sigs:
+        return kwargs
+    params = {p.name for s in sigs for p in s.params}
+    out = {}
+    for k, v in kwargs.items():
+        torch_name = _TORCH_NAME_OF.get(k)
+        out[torch_name if torch_name in params and k not in params and torch_name not in kwargs else k] = v
+    return out
 
 
 def _check_keywords(name, method, args, kwargs, seen):

@@ -852,24 +852,71 @@ def _scatter_args(input, dim, index, src):
     return dim
 
 
-def _scatter_(self, dim, index, src=None, *, value=None):
+def _scatter_reduced_forward(self, index, src, *, dim, reduce):
+    s, i = _nonempty(self, index)
+    src = src.astype(self.dtype) if src.ndim == 0 else src.reshape(_ne(src.shape))[_crop(i.shape)]
+    at = s.at[_grid(i, dim)]
+    return (at.add(src) if reduce == "add" else at.multiply(src)).reshape(self.shape)
+
+
+def _no_scatter_derivative(grad, dim, reduce):
+    raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+# scatter's reduce= ("add" / "multiply", repeated indices each applied): torch has no derivative (its NotImplemented
+# node, with edges to the inputs that require grad); one entry per (self, src) requiring grad
+_SCATTER_REDUCED = {}
+for _diff in ((True, True), (True, False), (False, True)):
+    _SCATTER_REDUCED[_diff] = OpDef("torch::autograd::NotImplemented", _scatter_reduced_forward, save=(),
+                                    nondiff=("index",) + tuple(n for n, d in zip(("self", "src"), _diff) if not d),
+                                    attrs=(), runs_first=True)
+    _SCATTER_REDUCED[_diff].derivative(_no_scatter_derivative)
+
+
+_warned_reduce = [False]
+
+
+def _scatter_reduced(input, index, src, dim, reduce, inplace):
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):
+        if not _warned_reduce[0]:  # (once a process, as torch's)
+            _warned_reduce[0] = True
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                          "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=4)
+    else:
+        src = _scalar(src)
+    diff = (input._requires_grad, src._requires_grad)
+    entry = _SCATTER_REDUCED.get(diff, _SCATTER_REDUCED[True, False])
+    if inplace:
+        return _apply_inplace(entry, input, (input, index, src), (dim, reduce))
+    return _apply(entry, (input, index, src), (dim, reduce))
+
+
+def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     _check_autograd_inplace(self, (src, value))
     if src is None:
         src = value
     dim = _scatter_args(self, dim, index, src)
     _check_input_overlap(self, (index, src), strict=True)
+    if reduce is not None:
+        return _scatter_reduced(self, index, src, dim, reduce, True)
     if isinstance(src, Tensor):
         return _apply_inplace(_scatter_src, self, (self, index, src), (dim,))
     return _apply_inplace(_scatter_value, self, (self, index, _scalar(src)), (dim,))
 
 
 @public(inplace=_scatter_)
-def scatter(input, dim, index, src=None, *, value=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of input with ``src`` (a tensor, or a number ``value``) written at ``index`` along dim
-    (ScatterBackward0 for a tensor, ScatterBackward1 for a number)."""
+    (ScatterBackward0 for a tensor, ScatterBackward1 for a number); ``reduce`` ("add" or "multiply"): combined
+    into input's values instead (no derivative, as torch's)."""
     if src is None:
         src = value
     dim = _scatter_args(input, dim, index, src)
+    if reduce is not None:
+        return _scatter_reduced(input, index, src, dim, reduce, False)
     if isinstance(src, Tensor):
         return _apply(_scatter_src, (input, index, src), (dim,))
     return _apply(_scatter_value, (input, index, _scalar(src)), (dim,))
