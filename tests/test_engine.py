@@ -537,3 +537,37 @@ def test_root_gradient_of_another_float_dtype_is_cast_as_torch():
         y.backward(m.tensor([[[1.0, 2.0]]], dtype=m.float64))
         grads.append((str(x.grad.dtype).split(".")[-1], np.asarray(x.grad.detach()).tolist()))
     assert grads[0] == grads[1]
+
+
+def test_nodes_that_run_their_own_way_take_the_engines_call():
+    """The engine runs a node as ``node._apply(grads)``; create_graph and autograd.grad pass a mask too. Every op
+    node that replaces ``_apply`` (node_apply=) must take both (cdist's and pdist's once needed the mask: their plain
+    backward raised TypeError)."""
+    import inspect
+    from torchlike.ops._registry import _OpNode
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+    own = {cls._name: cls.__dict__["_apply"] for cls in subclasses(_OpNode) if "_apply" in cls.__dict__}
+    assert {"CdistBackward0", "PdistBackward0", "TBackward0"} <= set(own)
+    for name, fn in own.items():
+        params = inspect.signature(fn).parameters
+        assert list(params)[:2] == ["node", "grads"] and params["mask"].default is None, name
+
+
+@pytest.mark.parametrize("fn", [lambda m, x, y: m.cdist(x, y), lambda m, x, y: m.nn.functional.pdist(x),
+                                lambda m, x, y: m.cdist(x, y, p=1.0)])
+def test_distance_backward_as_torch(fn):
+    import torch
+    got = []
+    for m in (tl, torch):
+        x = m.tensor([[0.5, 0.5], [1.0, 2.0], [-1.0, 0.25]], requires_grad=True)
+        y = m.tensor([[0.0, 1.0], [2.0, -1.0]], requires_grad=True)
+        fn(m, x, y).square().sum().backward()
+        got.append([x.grad.tolist(), None if y.grad is None else y.grad.tolist()])
+    np.testing.assert_allclose(np.array(got[0][0]), np.array(got[1][0]), rtol=1e-5, atol=1e-5)
+    assert (got[0][1] is None) == (got[1][1] is None)
+    if got[1][1] is not None:
+        np.testing.assert_allclose(np.array(got[0][1]), np.array(got[1][1]), rtol=1e-5, atol=1e-5)

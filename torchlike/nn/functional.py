@@ -539,7 +539,7 @@ def one_hot(tensor, num_classes=-1):
 
 # ----- pdist ----------------------------------------------------------------------------------------------------
 # torch's _pdist_forward: the upper triangle (row-major) of cdist(input, input), by cdist's own formulas
-def _pdist_apply(node, grads, mask):
+def _pdist_apply(node, grads, mask=None):
     """Under create_graph, torch's gradient of pdist comes from a PdistBackwardBackward0 node, which has no
     derivative."""
     if not grad_enabled():

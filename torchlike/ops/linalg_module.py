@@ -465,9 +465,10 @@ def _solve_triangular(self, B, *, upper, left, unitriangular):
 
 
 # ----- cdist, addbmm, addmv, addr ---------------------------------------------------------------------------------
-def _cdist_apply(node, grads, mask):
+def _cdist_apply(node, grads, mask=None):
     """Under create_graph, torch's gradients of cdist come from one CdistBackwardBackward0 node, which has no
     derivative."""
+    mask = node._mask if mask is None else mask
     if not _gm._state.grad_enabled:
         return _OpNode._apply(node, grads, mask)
     g1, g2 = _apply(_cdist_backward, (grads[0], node._saved_x1, node._saved_x2, node._saved_result), node._statics)
