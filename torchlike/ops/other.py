@@ -23,7 +23,7 @@ from .pointwise import sub, logical_xor, mul
 from .shape import cat, stack, expand, reshape, unsqueeze, _unsafe_view, _diagonal, _norm, _tensor_list
 from ._views import _view_apply, _rule
 from .indexing import _named, _broadcast_shapes
-from .reduction import _linalg_vector_norm
+from .reduction import _accumulated, _linalg_vector_norm
 from .linalg import _bad_inplace
 
 
@@ -444,7 +444,9 @@ def is_same_size(input, other):
 # ----- cumprod, logcumsumexp, nan_to_num, count_nonzero, dist ---------------------------------------------------
 @op("CumprodBackward0", save=("self", "result"), attrs=("dim",), unsigned=("dim",))
 def _cumprod(self, *, dim, dtype):
-    return jnp.cumprod(self.astype(dtype), axis=_norm(dim, self.ndim)) if self.ndim else self.astype(dtype)
+    if not self.ndim:
+        return self.astype(dtype)
+    return _accumulated(jnp.cumprod, self, dtype, axis=_norm(dim, self.ndim))  # (half types: in float32, as torch)
 
 
 def _cumprod_(self, dim, *, dtype=None):

@@ -92,9 +92,21 @@ def _sum_dtype(t, dtype):
     return np.dtype(np.int64) if d.kind in "biu" else d
 
 
+_LOW_FLOATS = (np.dtype(jnp.bfloat16), np.dtype(jnp.float16))
+
+
+def _accumulated(reduce, x, dtype, **kw):
+    """``reduce(x, dtype=dtype, **kw)`` in torch's CPU accumulate type: float16 and bfloat16 sums accumulate in
+    float32 and round once (JAX, given the narrow dtype, accumulates in it: a 2,048-element bfloat16 row summed 1%
+    off)."""
+    if dtype in _LOW_FLOATS:
+        return reduce(x.astype(dtype).astype(jnp.float32), **kw).astype(dtype)
+    return reduce(x, dtype=dtype, **kw)
+
+
 @op("SumBackward0", save=(), attrs=("self_sym_sizes",))
 def _sum_all(self, *, dtype):
-    return jnp.sum(self, dtype=dtype)
+    return _accumulated(jnp.sum, self, dtype)
 
 
 @_sum_all.derivative
@@ -104,7 +116,7 @@ def _(grad, self_shape):
 
 @op("SumBackward1", save=(), attrs=("dim", "keepdim", "self_sym_sizes"), unsigned=("dim",))
 def _sum_dim(self, *, dim, keepdim, dtype):
-    return jnp.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+    return _accumulated(jnp.sum, self, dtype, axis=_axes(dim, self.ndim), keepdims=keepdim)
 
 
 @_sum_dim.derivative
@@ -130,7 +142,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
 # self_sym_numel: the input's element count, passed as a static because torch shows it (_saved_self_sym_numel)
 @op("MeanBackward0", save=(), attrs=("self_sym_numel", "self_sym_sizes"))
 def _mean_all(self, *, dtype, self_sym_numel):
-    return jnp.mean(self, dtype=dtype)
+    return _accumulated(jnp.mean, self, dtype)
 
 
 @_mean_all.derivative
@@ -140,7 +152,7 @@ def _(grad, self_shape, self_sym_numel):
 
 @op("MeanBackward1", save=(), attrs=("dim", "keepdim", "self_sym_numel", "self_sym_sizes"), unsigned=("dim",))
 def _mean_dim(self, *, dim, keepdim, dtype, self_sym_numel):
-    return jnp.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+    return _accumulated(jnp.mean, self, dtype, axis=_axes(dim, self.ndim), keepdims=keepdim)
 
 
 @_mean_dim.derivative
@@ -505,7 +517,7 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
 def _cumsum(self, *, dim, dtype):
     if self.ndim == 0:
         return self.astype(dtype)
-    return jnp.cumsum(self, axis=_axis(dim, self.ndim), dtype=dtype)
+    return _accumulated(jnp.cumsum, self, dtype, axis=_axis(dim, self.ndim))
 
 
 @_cumsum.derivative
@@ -648,7 +660,7 @@ any = public(_logical("any", jnp.any))  # noqa: A001
 # ----- nansum, nanmean, aminmax, std_mean, var_mean ---------------------------------------------------------------
 @op("NansumBackward0", save=("self",), attrs=("dim", "keepdim"), unsigned=("dim",))
 def _nansum(self, *, dim, keepdim, dtype):
-    return jnp.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+    return _accumulated(jnp.nansum, self, dtype, axis=_axes(dim, self.ndim), keepdims=keepdim)
 
 
 @_nansum.derivative
