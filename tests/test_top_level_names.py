@@ -348,3 +348,32 @@ def test_inplace_functions():
     errors(lambda m: m.relu_([1]), lambda m: m.sqrt_(m.arange(3)), lambda m: m.fill_(m.tensor(X), "a"),
            lambda m: m.clamp_(m.tensor(X)), lambda m: m.zero_(m.tensor(X), 1), lambda m: m.round_(m.tensor(X), 2),
            lambda m: m.exp_(m.tensor(X, requires_grad=True)))
+
+
+def test_result_tuples_are_return_types_that_pickle():
+    """torch.return_types: max/sort/topk/aminmax/frexp/linalg results pickle (and torch.save with
+    weights_only=False) by their module name, print as torch's, and the module lists them."""
+    import io
+    import pickle
+    cases = [lambda m: m.tensor([[1.0, 3.0]]).max(1), lambda m: m.tensor([3.0, 1.0]).sort(),
+             lambda m: m.tensor([3.0, 1.0]).topk(1), lambda m: m.aminmax(m.tensor([1.0, 2.0])),
+             lambda m: m.frexp(m.tensor([8.0])), lambda m: m.linalg.slogdet(m.eye(2)),
+             lambda m: m.tensor([[1.0, 3.0]]).cummax(1)]
+    for case in cases:
+        ours, theirs = case(tl), case(torch)
+        assert type(ours).__name__ == type(theirs).__name__ and type(ours).__module__ == "torchlike.return_types"
+        assert getattr(tl.return_types, type(ours).__name__) is type(ours)
+        back = pickle.loads(pickle.dumps(ours))
+        assert type(back) is type(ours) and [t.tolist() for t in back] == [t.tolist() for t in theirs]
+        buf = io.BytesIO()
+        tl.save(ours, buf)
+        buf.seek(0)
+        assert [t.tolist() for t in tl.load(buf, weights_only=False)] == [t.tolist() for t in theirs]
+        assert repr(ours).replace("torchlike", "torch") == repr(theirs)
+
+
+def test_constants():
+    for name in ("pi", "e", "inf", "nan", "newaxis"):
+        a, b = getattr(tl, name), getattr(torch, name)
+        assert a is b or a == b or (a != a and b != b), name
+    assert tl.ones(2, 3)[:, tl.newaxis].shape == (2, 1, 3)

@@ -76,6 +76,9 @@ from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
 from ._device import set_default_device, get_default_device  # noqa: E402,F401
 from . import accelerator, amp, backends, cuda, fft, jit, profiler, special  # noqa: E402,F401
+from . import return_types  # noqa: E402,F401
+from math import e, inf, nan, pi  # noqa: E402,F401  (torch's constants)
+newaxis = None
 from . import linalg, _C  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401

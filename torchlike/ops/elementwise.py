@@ -1,7 +1,6 @@
 """More elementwise ops (torch's formulas from derivatives.yaml): copysign, heaviside, signbit, nextafter, fmax, fmin,
 ldexp, logaddexp2, float_power, frexp, complex, polar, view_as_real/view_as_complex; logspace, can_cast, isin."""
 import builtins
-import collections
 import math
 
 import jax
@@ -12,6 +11,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ._bind import public
 from ._out import _can_cast, _write_out
+from ._return_types import structseq
 from ._registry import _apply
 from .creation import _finish, _linspace_values, _number
 from . import _layout, _views
@@ -182,9 +182,7 @@ def float_power(input, exponent, *, out=None):
     return _pow(_as(input, dtype), _as(exponent, dtype))
 
 
-_frexp_type = collections.namedtuple("frexp", ("mantissa", "exponent"))
-_frexp_type.__repr__ = lambda self: (f"torchlike.return_types.frexp(\nmantissa={self.mantissa!r},\n"
-                                     f"exponent={self.exponent!r})")
+_frexp_type = structseq("frexp", ("mantissa", "exponent"))
 _frexp = _entry("FrexpBackward0", ("exponent",), lambda self: jnp.frexp(self),
                 lambda grads, exponent: grads[0] / jnp.exp2(exponent.astype(grads[0].dtype)),
                 outputs=("mantissa", "exponent"))

@@ -10,10 +10,11 @@ import numpy as np
 import scipy.linalg.lapack as _lapack
 
 from ._registry import _apply as apply, op
-from .linalg_module import _rtype, _word
+from ._return_types import structseq
+from .linalg_module import _word
 
-_LDL_FACTOR_EX = _rtype("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
-_LDL_FACTOR = _rtype("linalg_ldl_factor", ["LD", "pivots"])
+_LDL_FACTOR_EX = structseq("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+_LDL_FACTOR = structseq("linalg_ldl_factor", ["LD", "pivots"])
 
 
 def _routine(kind, dtype, hermitian):

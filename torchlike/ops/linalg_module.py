@@ -13,7 +13,6 @@ torch's backward checks that a complex svd/eig loss is phase-invariant, this one
 factorization leaves (L of cholesky_ex, the inverse of a singular matrix) are NaN here, LAPACK's partial results
 in torch.
 """
-import collections
 import math
 import sys
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from .. import _dtype, _grad_mode as _gm
 from .._tensor import _type_string, _wrap, _wrap_dim
+from ._return_types import structseq
 from ._registry import op, _apply, _apply_inplace, _OpNode
 from ._bind import public
 from ._out import _write_out
@@ -43,15 +43,7 @@ LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 LinAlgError.__module__ = "torchlike._C"
 
 
-def _rtype(name, fields):
-    """A torch.return_types structseq (a named tuple with torch's repr)."""
-    cls = collections.namedtuple(name, fields)
-    cls.__repr__ = lambda self: f"torchlike.return_types.{name}(\n" + ",\n".join(
-        f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
-    return cls
-
-
-_RT = {name: _rtype(name, fields.split()) for name, fields in (
+_RT = {name: structseq(name, fields.split()) for name, fields in (
     ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet"), ("linalg_inv_ex", "inverse info"),
     ("linalg_solve_ex", "result info"), ("linalg_cholesky_ex", "L info"), ("linalg_qr", "Q R"),
     ("linalg_eig", "eigenvalues eigenvectors"), ("linalg_eigh", "eigenvalues eigenvectors"),
@@ -667,7 +659,7 @@ def _out(result, out):
         if not hasattr(result, "_fields"):
             return tuple(written)
         kind = type(result).__name__ + "_out"  # torch's out= variants return e.g. return_types.linalg_slogdet_out
-        cls = _RT.get(kind) or _RT.setdefault(kind, _rtype(kind, result._fields))
+        cls = _RT.get(kind) or _RT.setdefault(kind, structseq(kind, result._fields))
         return cls(*written)
     return _write_out(name, lambda: result, out, (result,), "found")
 

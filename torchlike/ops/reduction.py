@@ -6,7 +6,6 @@ torch's does (a negative dim shows as ``2**64 + d``, as torch 2.13 prints it); f
 normalise them with the input's rank at trace time. ``dim=()`` reduces every dim, as in torch (all/any: none).
 """
 import builtins
-import collections
 import math
 import operator
 import warnings
@@ -17,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string
+from ._return_types import structseq
 from ._registry import op, _apply, _apply_inplace, _check_autograd_inplace
 from ._bind import public
 from . import _out
@@ -284,9 +284,7 @@ amin = public(_extreme("amin", jnp.min))
 
 
 def _return_type(name):
-    cls = collections.namedtuple(name, ("values", "indices"))
-    cls.__repr__ = lambda self: f"torchlike.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
-    return cls
+    return structseq(name, ("values", "indices"))
 
 
 _max_type = _return_type("max")
@@ -695,8 +693,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return nansum(input, dim, keepdim, dtype=dtype).div(count)
 
 
-_aminmax_type = collections.namedtuple("aminmax", ("min", "max"))
-_aminmax_type.__repr__ = lambda self: f"torchlike.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
+_aminmax_type = structseq("aminmax", ("min", "max"))
 
 
 @op("AminmaxBackward0", save=("self", "min", "max"), outputs=("min", "max"), attrs=("dim", "keepdim"),
