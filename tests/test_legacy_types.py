@@ -170,3 +170,62 @@ def test_set_default_tensor_type():
         ours, theirs = _both(lambda m: _full_error(lambda: m.set_default_tensor_type(getattr(m, bad))))
         assert ours == theirs
     assert tl.get_default_dtype() == tl.float32
+
+
+_LEGACY_CALLS = ["m.svd(A)", "m.svd(A[:, :2])", "m.svd(A[:, :2], some=False)", "m.svd(A, compute_uv=False)",
+                 "A.svd()", "m.qr(A)", "m.qr(A[:, :2], some=False)", "A.qr()", "m.cholesky(A)",
+                 "m.cholesky(A, upper=True)", "A.cholesky()", "m.cholesky(m.tensor([[1.0, 2.0], [2.0, 1.0]]))",
+                 "m.cholesky(m.stack([m.eye(2), m.tensor([[1.0, 2.0], [2.0, 1.0]])]))", "m.ones(2).svd()",
+                 "m.ones(2).qr()", "m.ones(2, 3).cholesky()", "m.range(0, 3)", "m.range(0, 5, 2)",
+                 "m.range(5, 0, -1.5)", "m.range(1, 2, 0.3)", "m.range(0, 2, dtype=m.int32)", "m.range(0, 5, 0)",
+                 "m.range(5, 0, 1)"]
+
+
+@pytest.mark.parametrize("expr", _LEGACY_CALLS)
+def test_deprecated_functions(expr):
+    """torch.svd (V, not Vh), torch.qr, torch.cholesky (CholeskyBackward0), torch.range (inclusive): results (up
+    to the factors' signs), node names, gradients and errors as torch's."""
+    a0 = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 4.0]])
+    seen = []
+    for m in (tl, torch):
+        A = m.tensor(a0, requires_grad=True)  # noqa: F841 - used by the expressions
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                r = eval(expr)  # noqa: S307 - fixed test expressions
+                outs = r if isinstance(r, tuple) else (r,)
+                grads = None
+                if outs[0].requires_grad or (len(outs) > 1 and outs[1].requires_grad):
+                    loss = sum((o.abs() if i != 1 else o).sum() * (i + 1) for i, o in enumerate(outs))
+                    grads = np.round(m.autograd.grad(loss, A)[0].numpy(), 4) + 0.0
+            except Exception as e:  # noqa: BLE001 - an error (of the call or of its backward) is an outcome
+                seen.append((type(e).__name__, str(e).splitlines()[0]))
+                continue
+        seen.append((type(r).__name__, [o.grad_fn.name() if o.grad_fn else None for o in outs],
+                     [str(o.dtype).split(".")[1] for o in outs],
+                     [np.round(np.abs(o.detach().numpy()), 4).tolist() for o in outs],
+                     None if grads is None else grads.tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_where_takes_a_uint8_condition_and_float_warns_once(monkeypatch):
+    from torchlike import _tensor
+    from torchlike.ops import pointwise
+    monkeypatch.setattr(pointwise, "_warned_uint8", [False])
+    monkeypatch.setattr(_tensor, "_warned_float", [False])
+    x = np.array([1, 0, 2], np.uint8)
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        got = [tl.where(tl.tensor(x), 1.0, 0.0).tolist(), tl.where(tl.tensor(x), tl.ones(3), tl.zeros(3)).tolist()]
+        floats = [float(tl.ones(1, requires_grad=True)) for _ in range(2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = [torch.where(torch.tensor(x), 1.0, 0.0).tolist(),
+                torch.where(torch.tensor(x), torch.ones(3), torch.zeros(3)).tolist()]
+    assert got == want and floats == [1.0, 1.0]
+    assert [str(w.message).split(".")[0] for w in ws] == [
+        "where received a uint8 condition tensor",
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior"]
+    with pytest.raises(RuntimeError, match="^where expected condition to be a boolean tensor, but got a tensor with "
+                                           "dtype Long$"):
+        tl.where(tl.tensor([1, 0]), 1.0, 0.0)

@@ -62,6 +62,8 @@ _NONLEAF_GRAD_WARNING = (
     "more information."
 )
 
+_warned_float = [False]  # float() of a tensor that requires grad: torch's once-a-process warning
+
 _TYPE_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
     "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
@@ -514,6 +516,10 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
+        if self._requires_grad and not _warned_float[0]:  # (once a process, as torch's)
+            _warned_float[0] = True
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return self._scalar(float)
 
     def __int__(self):

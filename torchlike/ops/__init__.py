@@ -1,4 +1,4 @@
 """Op definitions, one module per family; importing them fills the op table and the Tensor methods."""
 from . import creation, pointwise, reduction, shape, linalg, indexing, sorting, other, sampling, spectral, special, elementwise  # noqa: F401,E501
 from . import linalg_module  # noqa: F401,E402  (torch.linalg's ops; torchlike.linalg exposes them)
-from . import storage, tensor_types  # noqa: F401,E402  (untyped_storage(), storage(), data_ptr(); torch.FloatTensor)
+from . import legacy, storage, tensor_types  # noqa: F401,E402  (torch.range/svd/qr/cholesky; storages; torch.FloatTensor)

@@ -2025,6 +2025,9 @@ def _(grad, condition):
     return jnp.where(condition, grad, 0), jnp.where(condition, 0, grad)
 
 
+_warned_uint8 = [False]
+
+
 @public(method=lambda self, condition, other: where(condition, self, other))
 def where(condition, input=None, other=None, *, out=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
@@ -2033,6 +2036,12 @@ def where(condition, input=None, other=None, *, out=None):
                           lambda: _binary_dtype(input, other))  # (torch checks out's dtype first)
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if condition._data.dtype == np.uint8:  # (deprecated in torch, which still takes it: once-a-process warning)
+        if not _warned_uint8[0]:
+            _warned_uint8[0] = True
+            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in "
+                          "a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=3)
+        condition = condition.to(_dtype.bool)
     if condition._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_type_word(condition._data.dtype)}")
