@@ -71,3 +71,14 @@ def test_frequencies_and_float32():
 ])
 def test_errors_as_torch(case):
     assert_same_error(case)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "rfftn", "irfftn"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_types_are_refused_as_torch(name, dtype):
+    """torch's CPU FFTs refuse half types with its RuntimeError (JAX's ValueError, or a silent float32 result,
+    reached users before)."""
+    for m in (tl, torch):
+        x = m.ones(4, 4, dtype=getattr(m, dtype))
+        with pytest.raises(RuntimeError, match=f"^Unsupported dtype {'Half' if dtype == 'float16' else 'BFloat16'}$"):
+            getattr(m.fft, name)(x)

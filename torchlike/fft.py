@@ -26,6 +26,8 @@ def _float(x, name):
     """Integers and bools as the default float, as torch promotes them."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    if x.dtype in (_dtype.float16, _dtype.bfloat16):  # (torch's CPU FFTs: pocketfft has no half types)
+        raise RuntimeError(f"Unsupported dtype {_dtype._SCALAR_TYPE[x.dtype.name]}")
     return x if x._data.dtype.kind in "fcV" else x.to(_dtype.get_default_dtype())
 
 
