@@ -1,5 +1,7 @@
 """BatchNorm1d/2d/3d (torch.nn's): running_mean / running_var / num_batches_tracked buffers,
-``momentum=None`` for a cumulative average, ``track_running_stats`` and ``affine`` as torch."""
+``momentum=None`` for a cumulative average, ``track_running_stats`` and ``affine`` as torch. As in torch,
+``_NormBase`` (parameters, buffers, resets) is the base of ``_BatchNorm`` and of the instance norms, and
+``_BatchNorm`` (its forward) the base of the batch norms, which user code subclasses and tests with isinstance."""
 from ...ops.creation import empty, ones, tensor, zeros
 from ... import int64
 from .. import init
@@ -10,7 +12,9 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """Common base of _InstanceNorm and _BatchNorm."""
+
     _version = 2
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
@@ -66,6 +70,17 @@ class _BatchNorm(Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalisation over all but the channel dim; subclasses check the input's dims."""
+
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -77,10 +92,6 @@ class _BatchNorm(Module):
         buffers = not self.training or self.track_running_stats
         return batch_norm(input, self.running_mean if buffers else None, self.running_var if buffers else None,
                           self.weight, self.bias, use_batch_stats, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

@@ -6,12 +6,9 @@ from ...ops.creation import empty
 from ..parameter import Parameter
 from .linear import _reset_kaiming_uniform
 from .module import Module
+from .utils import _ntuple, _reverse_repeat_tuple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
-
-
-def _ntuple(v, n):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 class _ConvNd(Module):
@@ -23,8 +20,9 @@ class _ConvNd(Module):
                  padding_mode="zeros", device=None, dtype=None, transposed=False, output_padding=0):
         super().__init__()
         n = self._nd
-        kernel_size, stride, dilation = _ntuple(kernel_size, n), _ntuple(stride, n), _ntuple(dilation, n)
-        padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        parse = _ntuple(n)
+        kernel_size, stride, dilation = parse(kernel_size), parse(stride), parse(dilation)
+        padding = padding if isinstance(padding, str) else parse(padding)
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
@@ -47,7 +45,7 @@ class _ConvNd(Module):
         self.padding = padding
         self.dilation = dilation
         self.transposed = transposed
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = parse(output_padding)
         self.groups = groups
         self.padding_mode = padding_mode
         if isinstance(padding, str):  # F.pad's (left, right) pairs from the last dim, for the non-zero modes
@@ -58,7 +56,7 @@ class _ConvNd(Module):
                     rev[2 * i], rev[2 * i + 1] = total // 2, total - total // 2
             self._reversed_padding_repeated_twice = rev
         else:
-            self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
+            self._reversed_padding_repeated_twice = _reverse_repeat_tuple(padding, 2)
         shape = ((in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups))
         self.weight = Parameter(empty(shape + kernel_size, device=device, dtype=dtype))
         if bias:
