@@ -1,4 +1,5 @@
-"""torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, nn.modules.batchnorm's bases."""
+"""torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, nn.modules.batchnorm's bases,
+utils.data.distributed (DistributedSampler)."""
 import collections
 import os
 import warnings
@@ -6,13 +7,16 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torch.distributed as torch_dist
 from torch.nn.modules import batchnorm as torch_batchnorm
 from torch.nn.modules import utils as torch_nn_utils
+from torch.utils.data.distributed import DistributedSampler as TorchSampler
 
 import torchlike as tl
 from oracle import assert_same, error_of
 from torchlike.nn.modules import batchnorm as tl_batchnorm
 from torchlike.nn.modules import utils as tl_nn_utils
+from torchlike.utils.data.distributed import DistributedSampler
 
 
 def _warnings(fn):
@@ -64,6 +68,73 @@ def test_conv_parses_its_arguments_as_torch():
         for attr in ("kernel_size", "stride", "padding", "dilation", "output_padding",
                      "_reversed_padding_repeated_twice"):
             assert getattr(ours, attr) == getattr(theirs, attr), attr
+
+
+# ----- torch.utils.data.distributed.DistributedSampler ------------------------------------------------------------
+SETTINGS = [(10, 3, False), (10, 3, True), (9, 3, False), (9, 3, True), (2, 5, False), (2, 5, True), (7, 1, False),
+            (1, 4, False), (11, 4, True), (0, 2, False)]
+
+
+@pytest.mark.parametrize("n,replicas,drop_last", SETTINGS)
+def test_distributed_sampler_without_shuffle_gives_torchs_indices(n, replicas, drop_last):
+    for rank in range(replicas):
+        ours = DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        theirs = TorchSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+        assert (ours.num_samples, ours.total_size) == (theirs.num_samples, theirs.total_size)
+
+
+def _our_permutation(n, generator):
+    """Our sampler's permutation for torch's generator's seed, as a torch tensor."""
+    return torch.tensor(tl.randperm(n, generator=tl.Generator().manual_seed(generator.initial_seed())).tolist(),
+                        dtype=torch.int64)
+
+
+@pytest.mark.parametrize("n,replicas,drop_last", SETTINGS[:6] + [(11, 4, True), (13, 4, False)])
+def test_distributed_sampler_shuffles_by_seed_and_epoch_as_torch(n, replicas, drop_last, monkeypatch):
+    # torchlike's randperm draws other numbers than torch's (JAX's generator): torch's sampler is given ours, and the
+    # padding, cutting and striding of that permutation must then be torch's
+    monkeypatch.setattr(torch, "randperm", lambda k, generator: _our_permutation(k, generator))
+    for seed in (0, 7):
+        for rank in range(replicas):
+            ours = DistributedSampler(range(n), replicas, rank, seed=seed, drop_last=drop_last)
+            theirs = TorchSampler(range(n), replicas, rank, seed=seed, drop_last=drop_last)
+            for epoch in (0, 1, 5):
+                ours.set_epoch(epoch)
+                theirs.set_epoch(epoch)
+                assert list(ours) == list(theirs)
+                assert list(ours) == list(ours)  # the same order until the epoch changes
+
+
+def test_distributed_sampler_epochs_and_replicas_cover_the_dataset():
+    samplers = [DistributedSampler(range(20), 4, r, seed=3) for r in range(4)]
+    orders = []
+    for epoch in range(3):
+        for s in samplers:
+            s.set_epoch(epoch)
+        shards = [list(s) for s in samplers]
+        assert sorted(i for shard in shards for i in shard) == list(range(20))  # disjoint and complete
+        orders.append(shards[0])
+    assert orders[0] != orders[1] != orders[2]
+    assert list(DistributedSampler(range(20), 4, 0, seed=4)) != list(DistributedSampler(range(20), 4, 0, seed=3))
+
+
+def test_distributed_sampler_in_a_dataloader():
+    data = tl.utils.data.TensorDataset(tl.arange(10))
+    loader = tl.utils.data.DataLoader(data, batch_size=2, sampler=DistributedSampler(data, 2, 1, shuffle=False))
+    assert [b[0].tolist() for b in loader] == [[1, 3], [5, 7], [9]]
+    assert tl.utils.data.DistributedSampler is DistributedSampler
+
+
+def test_distributed_sampler_errors_and_distributed_queries_as_torch():
+    assert (tl.distributed.is_available(), tl.distributed.is_initialized()) == (torch_dist.is_available(),
+                                                                                torch_dist.is_initialized())
+    for fn in (lambda m: m.get_rank(), lambda m: m.get_world_size()):
+        ours = error_of(lambda: fn(tl.distributed))
+        assert ours == error_of(lambda: fn(torch_dist)) and ours[0] == "ValueError"
+    for kw in ({}, {"num_replicas": 2}, {"rank": 0}, {"num_replicas": 2, "rank": 2}, {"num_replicas": 2, "rank": -1}):
+        ours = error_of(lambda: DistributedSampler(range(4), **kw))
+        assert ours == error_of(lambda: TorchSampler(range(4), **kw)) and ours is not None
 
 
 # ----- torch.nn.modules.batchnorm._NormBase / _BatchNorm ----------------------------------------------------------
