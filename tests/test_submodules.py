@@ -1,5 +1,6 @@
 """torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, nn.modules.batchnorm's bases,
-utils.data.distributed (DistributedSampler)."""
+utils.data.distributed (DistributedSampler), cuda.amp / cpu.amp (deprecated aliases and their warnings),
+amp.custom_fwd/custom_bwd."""
 import collections
 import os
 import warnings
@@ -135,6 +136,97 @@ def test_distributed_sampler_errors_and_distributed_queries_as_torch():
     for kw in ({}, {"num_replicas": 2}, {"rank": 0}, {"num_replicas": 2, "rank": 2}, {"num_replicas": 2, "rank": -1}):
         ours = error_of(lambda: DistributedSampler(range(4), **kw))
         assert ours == error_of(lambda: TorchSampler(range(4), **kw)) and ours is not None
+
+
+# ----- torch.cuda.amp / torch.cpu.amp / torch.amp.custom_fwd ------------------------------------------------------
+AMP_CALLS = [
+    lambda m: m.cuda.amp.GradScaler(),
+    lambda m: m.cuda.amp.GradScaler(init_scale=8.0, enabled=False),
+    lambda m: m.cuda.amp.autocast(),
+    lambda m: m.cuda.amp.autocast(enabled=False),
+    lambda m: m.cpu.amp.autocast(),
+    lambda m: m.cpu.amp.autocast(dtype=m.float32),
+    lambda m: m.cpu.amp.autocast(dtype=m.float16, cache_enabled=False),
+    lambda m: m.cpu.amp.GradScaler(init_scale=4.0, growth_interval=3),
+]
+
+
+@pytest.mark.parametrize("i", range(len(AMP_CALLS)))
+def test_deprecated_amp_aliases_warn_and_behave_as_torchs(i):
+    ours, our_warnings = _warnings(lambda: AMP_CALLS[i](tl))
+    theirs, their_warnings = _warnings(lambda: AMP_CALLS[i](torch))
+    assert [w[:2] for w in our_warnings] == [w[:2] for w in their_warnings]
+    assert our_warnings[0][0] == "FutureWarning" and our_warnings[0][2] == "test_submodules.py"  # at the caller
+    if hasattr(theirs, "get_scale"):
+        assert isinstance(ours, tl.amp.GradScaler)
+        assert (ours.is_enabled(), ours.get_scale(), ours._device) == (theirs.is_enabled(), theirs.get_scale(),
+                                                                       theirs._device)
+        if theirs.is_enabled():  # (a disabled torch scaler keeps no settings)
+            assert ours.get_growth_interval() == theirs.get_growth_interval()
+    else:
+        assert isinstance(ours, tl.amp.autocast)
+        assert (ours._enabled, ours.device, str(ours.fast_dtype).split(".")[1]) == \
+            (theirs._enabled, theirs.device, str(theirs.fast_dtype).split(".")[1])
+
+
+def test_cpu_amp_autocast_and_grad_scaler_run_as_torchs():
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with tl.cpu.amp.autocast():
+            ours = tl.tensor(a) @ tl.tensor(a.T)
+        with torch.cpu.amp.autocast():
+            theirs = torch.tensor(a) @ torch.tensor(a.T)
+        assert ours.dtype == tl.bfloat16 and theirs.dtype == torch.bfloat16
+        assert_same(ours.float(), theirs.float(), 1e-2, 1e-2)
+        loss_ours = tl.cpu.amp.GradScaler(init_scale=8.0).scale(tl.tensor(1.5))
+        loss_theirs = torch.cpu.amp.GradScaler(init_scale=8.0).scale(torch.tensor(1.5))
+    assert_same(loss_ours, loss_theirs)
+    assert tl.cuda.amp.amp_definitely_not_available() == torch.cuda.amp.amp_definitely_not_available()
+
+
+def _custom_function(m, cast_inputs, deprecated):
+    seen = {}
+
+    class Mul(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            seen["forward"] = (str(x.dtype).split(".")[1], m.is_autocast_enabled("cpu"))
+            ctx.save_for_backward(x, w)
+            return x @ w
+
+        @staticmethod
+        def backward(ctx, g):
+            seen["backward"] = m.is_autocast_enabled("cpu")
+            x, w = ctx.saved_tensors  # (autocast may be off here: the dtypes are matched by hand)
+            return (g @ w.t().to(g.dtype)).to(x.dtype), (x.t().to(g.dtype) @ g).to(w.dtype)
+
+    if deprecated:  # torch.cuda.amp's (device 'cuda': on cpu tensors they change nothing)
+        Mul.forward = staticmethod(m.cuda.amp.custom_fwd(Mul.forward, cast_inputs=cast_inputs))
+        Mul.backward = staticmethod(m.cuda.amp.custom_bwd(Mul.backward))
+    else:
+        Mul.forward = staticmethod(m.amp.custom_fwd(Mul.forward, device_type="cpu", cast_inputs=cast_inputs))
+        Mul.backward = staticmethod(m.amp.custom_bwd(Mul.backward, device_type="cpu"))
+    return Mul, seen
+
+
+@pytest.mark.parametrize("cast_inputs", [None, "float32"])
+@pytest.mark.parametrize("deprecated", [False, True])
+def test_custom_fwd_and_custom_bwd(cast_inputs, deprecated):
+    a, b = np.ones((2, 3), np.float32), np.full((3, 2), 0.5, np.float32)
+    results = []
+    for m in (tl, torch):
+        fn, seen = _custom_function(m, None if cast_inputs is None else getattr(m, cast_inputs), deprecated)
+        x, w = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        with m.autocast("cpu"):
+            y = fn.apply(x.to(m.bfloat16), w)
+        y.float().sum().backward()
+        results.append((seen, str(y.dtype).split(".")[1], x.grad.tolist(), w.grad.tolist()))
+    assert results[0] == results[1]
+    assert error_of(lambda: tl.amp.custom_fwd(device_type=0)) == error_of(lambda: torch.amp.custom_fwd(device_type=0))
+    _, our_warnings = _warnings(lambda: tl.cuda.amp.custom_fwd(cast_inputs=tl.float32))
+    _, their_warnings = _warnings(lambda: torch.cuda.amp.custom_fwd(cast_inputs=torch.float32))
+    assert our_warnings == their_warnings and our_warnings[0][2] == "test_submodules.py"
 
 
 # ----- torch.nn.modules.batchnorm._NormBase / _BatchNorm ----------------------------------------------------------

@@ -8,16 +8,21 @@ require grad (weights) are cached until the outermost region exits. The lists na
 (``linear``, ``matmul``, ``cross_entropy``) is cast through the table ops it runs (addmm/mm/mv/dot, nll_loss),
 so ``x @ v`` and ``torch.mv`` both run in the lower dtype. State is per thread, as torch's.
 """
+import collections.abc
 import functools
 import threading
 import warnings
 
+import numpy as np
+
 from .. import _dtype
 from .. import cuda as _cuda
 from .._device import device as _device_cls
+from .._tensor import Tensor
 from . import _hook
 
-__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd",
+           "custom_bwd"]
 
 _LOWER = {
     "cpu": {"mm", "bmm", "addmm", "baddbmm", "convolution", "linear", "matmul",
@@ -173,3 +178,64 @@ def _set_active(was_on, now_on):
         _active[0] += 1 if now_on else -1
         _hook._cast[0] = _cast if _active[0] else None
         _hook._update()
+
+
+def _cast_args(value, device_type, dtype):
+    """torch.amp's _cast: floating tensors (not float64) on ``device_type`` in ``value`` (nested in mappings and
+    iterables) cast to ``dtype``."""
+    if isinstance(value, Tensor):
+        eligible = value.is_floating_point() and value.device.type == device_type and value.dtype != _dtype.float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast_args(k, device_type, dtype): _cast_args(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        items = (_cast_args(v, device_type, dtype) for v in value)
+        return type(value)(items) if isinstance(value, (list, tuple)) else items
+    return value
+
+
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorate a custom ``autograd.Function``'s ``forward``: in an autocast region on ``device_type``, with
+    ``cast_inputs`` its floating tensor inputs are cast to that dtype and it runs with autocast off; without, it
+    runs under the region as is. ``custom_bwd`` then runs ``backward`` in the state ``forward`` saw."""
+    _check_device_type(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast_args(args, device_type, cast_inputs), **_cast_args(kwargs, device_type, cast_inputs))
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorate a custom ``autograd.Function``'s ``backward`` to run in the autocast state its ``custom_fwd``
+    forward ran in."""
+    _check_device_type(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd
