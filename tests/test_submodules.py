@@ -1,6 +1,6 @@
 """torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, nn.modules.batchnorm's bases,
 utils.data.distributed (DistributedSampler), cuda.amp / cpu.amp (deprecated aliases and their warnings),
-amp.custom_fwd/custom_bwd."""
+amp.custom_fwd/custom_bwd, random (and torch.cuda's rng state)."""
 import collections
 import os
 import warnings
@@ -227,6 +227,57 @@ def test_custom_fwd_and_custom_bwd(cast_inputs, deprecated):
     _, our_warnings = _warnings(lambda: tl.cuda.amp.custom_fwd(cast_inputs=tl.float32))
     _, their_warnings = _warnings(lambda: torch.cuda.amp.custom_fwd(cast_inputs=torch.float32))
     assert our_warnings == their_warnings and our_warnings[0][2] == "test_submodules.py"
+
+
+# ----- torch.random ----------------------------------------------------------------------------------------------
+def test_random_is_the_top_level_generator_api():
+    for name in ("manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state"):
+        assert getattr(tl.random, name) is getattr(tl, name)
+    assert tl.random.__all__ == torch.random.__all__
+    assert tl.random.manual_seed(123) is tl.default_generator and tl.random.initial_seed() == 123
+    state = tl.random.get_rng_state()
+    first = tl.rand(4).tolist()
+    tl.random.set_rng_state(state)
+    assert tl.rand(4).tolist() == first
+    s = tl.random.seed()
+    assert isinstance(s, int) and tl.random.initial_seed() == s
+    for bad in (lambda m: m.random.set_rng_state(m.zeros(3)), lambda m: m.random.set_rng_state([1])):
+        assert error_of(lambda: bad(tl)) == error_of(lambda: bad(torch))
+
+
+def test_fork_rng_restores_the_generator():
+    tl.manual_seed(5)
+    expected = tl.rand(3).tolist()
+    tl.manual_seed(5)
+    with tl.random.fork_rng():
+        inside = tl.rand(3).tolist()
+    assert inside == expected and tl.rand(3).tolist() == expected  # the draws inside did not move the outside
+    tl.manual_seed(5)
+    with tl.random.fork_rng(devices=[]):
+        tl.rand(3)
+        tl.manual_seed(99)
+    assert tl.rand(3).tolist() == expected and tl.initial_seed() == 99  # (torch restores the state, not the seed)
+    tl.manual_seed(5)
+    with tl.random.fork_rng(enabled=False):
+        tl.rand(3)
+    assert tl.rand(3).tolist() != expected
+    with tl.random.fork_rng(device_type="meta"):
+        pass
+    for kw in ({"devices": [0]}, {"device_type": "foo"}, {"device_type": "cpu"}):
+        def fork(m):
+            with m.random.fork_rng(**kw):
+                pass
+        ours, theirs = error_of(lambda: fork(tl)), error_of(lambda: fork(torch))
+        assert ours[0] == theirs[0] and ours[1].replace("torchlike.", "torch.") == theirs[1]
+    assert tl.random.thread_safe_generator() is None and torch.random.thread_safe_generator() is None
+
+
+def test_cuda_rng_state_without_a_gpu_answers_as_torchs_cpu_build():
+    for fn in (lambda m: m.cuda.get_rng_state(), lambda m: m.cuda.get_rng_state(0),
+               lambda m: m.cuda.get_rng_state_all(),
+               lambda m: m.cuda.set_rng_state(m.get_rng_state()), lambda m: m.cuda.set_rng_state_all([])):
+        assert error_of(lambda: fn(tl)) == error_of(lambda: fn(torch))
+    assert tl.cuda.get_rng_state_all() == torch.cuda.get_rng_state_all() == []
 
 
 # ----- torch.nn.modules.batchnorm._NormBase / _BatchNorm ----------------------------------------------------------

@@ -3,7 +3,8 @@
 With no GPU (this project's machines) every function answers as torch's CPU-only build does: queries return
 False / 0, and what needs a device raises torch's ``AssertionError: Torch not compiled with CUDA enabled``.
 torchlike has one random generator for every device, so ``manual_seed``/``manual_seed_all`` here change nothing:
-``torchlike.manual_seed`` seeds it. Memory figures come from the JAX device's ``memory_stats()``.
+``torchlike.manual_seed`` seeds it, and ``get_rng_state``/``set_rng_state`` here are its state. Memory figures
+come from the JAX device's ``memory_stats()``.
 """
 import collections
 import threading
@@ -11,11 +12,14 @@ import threading
 import jax
 
 from .._device import device as _device_cls
+from ..ops.creation import default_generator as _default_generator
+from ..ops.sampling import set_rng_state as _set_rng_state
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "get_device_name", "get_device_properties",
            "get_device_capability", "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-           "reset_peak_memory_stats", "is_bf16_supported", "is_initialized", "init"]
+           "reset_peak_memory_stats", "is_bf16_supported", "is_initialized", "init", "get_rng_state",
+           "set_rng_state", "get_rng_state_all", "set_rng_state_all"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
 _state = threading.local()  # the current device index, per thread as torch's
@@ -141,6 +145,31 @@ def seed():
 
 def seed_all():
     """Accepted for torch scripts (see ``manual_seed``)."""
+
+
+def get_rng_state(device="cuda"):
+    """A GPU's random state: that of torchlike's one generator (raises without a GPU, as torch's CPU build)."""
+    _jax_device(device)
+    return _default_generator.get_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Set a GPU's random state, which is torchlike's one generator's. Without a GPU nothing happens: torch's CPU
+    build defers the call to CUDA's initialisation, which never comes."""
+    if _gpus():
+        _jax_device(device)
+        _set_rng_state(new_state)
+
+
+def get_rng_state_all():
+    """``get_rng_state`` of every GPU (``[]`` without one)."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    """``set_rng_state`` of GPU i to ``new_states[i]``."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
 
 
 def empty_cache():
