@@ -1,6 +1,6 @@
 """torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, nn.modules.batchnorm's bases,
 utils.data.distributed (DistributedSampler), cuda.amp / cpu.amp (deprecated aliases and their warnings),
-amp.custom_fwd/custom_bwd, random (and torch.cuda's rng state)."""
+amp.custom_fwd/custom_bwd, random (and torch.cuda's rng state), types, storage, utils._pytree."""
 import collections
 import os
 import warnings
@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 import torch
 import torch.distributed as torch_dist
+import torch.utils._pytree as torch_pytree
 from torch.nn.modules import batchnorm as torch_batchnorm
 from torch.nn.modules import utils as torch_nn_utils
 from torch.utils.data.distributed import DistributedSampler as TorchSampler
 
 import torchlike as tl
+import torchlike.utils._pytree as tl_pytree
 from oracle import assert_same, error_of
 from torchlike.nn.modules import batchnorm as tl_batchnorm
 from torchlike.nn.modules import utils as tl_nn_utils
@@ -280,6 +282,26 @@ def test_cuda_rng_state_without_a_gpu_answers_as_torchs_cpu_build():
     assert tl.cuda.get_rng_state_all() == torch.cuda.get_rng_state_all() == []
 
 
+# ----- torch.types, torch.storage ---------------------------------------------------------------------------------
+def test_types_aliases():
+    assert tl.types.__all__ == torch.types.__all__
+    assert tl.types.Number.__args__ == torch.types.Number.__args__ == (int, float, bool)
+    assert tl.types._Number == torch.types._Number and isinstance(2.5, tl.types.Number)
+    assert tl.types.Device.__args__ == (tl.device, str, int, type(None))
+    assert tl.types._size.__args__[1:] == torch.types._size.__args__[1:] and tl.types._size.__args__[0] is tl.Size
+    assert isinstance(tl.device("cpu"), tl.types.Device) and not isinstance(1.5, tl.types.Device)
+    assert (tl.types._int, tl.types._float, tl.types._bool) == (torch.types._int, torch.types._float, torch.types._bool)
+    assert tl.types._dtype is tl.dtype and tl.types.Tensor is tl.Tensor
+
+
+def test_storage_module():
+    assert tl.storage.__all__ == torch.storage.__all__
+    assert tl.storage.UntypedStorage is tl.UntypedStorage and tl.storage.TypedStorage is tl.TypedStorage
+    x = tl.arange(6.0)
+    assert isinstance(x.untyped_storage(), tl.storage.UntypedStorage)
+    assert x.untyped_storage().nbytes() == torch.arange(6.0).untyped_storage().nbytes()
+
+
 # ----- torch.nn.modules.batchnorm._NormBase / _BatchNorm ----------------------------------------------------------
 def _user_batch_norm(module):
     class MyBatchNorm(module._BatchNorm):  # as user code (e.g. frozen or masked batch norms) writes it
@@ -314,3 +336,101 @@ def test_batchnorm_class_hierarchy_as_torchs():
     for norm in (ours, theirs):
         with pytest.raises(NotImplementedError):
             norm._check_input_dim(None)
+
+
+# ----- torch.utils._pytree ----------------------------------------------------------------------------------------
+Point = collections.namedtuple("Point", "x y")
+TREES = [
+    1, None, [], (), {}, [1, 2, 3], (1, [2, (3, None)]),
+    {"b": [1, (2, None)], "a": 3, "c": collections.OrderedDict(x=4)},
+    Point(1, [2, 3]), collections.defaultdict(list, {"k": (5, 6)}), collections.deque([1, [2]], maxlen=4),
+    [{"w": 1.5, "b": None}, ("s", b"t", 2 + 1j)], {"nested": {"deep": [[], [[7]]]}},
+]
+
+
+@pytest.mark.parametrize("i", range(len(TREES)))
+def test_pytree_flatten_unflatten_map_as_torchs(i):
+    tree = TREES[i]
+    leaves, spec = tl_pytree.tree_flatten(tree)
+    their_leaves, their_spec = torch_pytree.tree_flatten(tree)
+    assert leaves == their_leaves and repr(spec) == repr(their_spec) and str(spec) == str(their_spec)
+    assert (spec.num_leaves, spec.num_nodes, spec.num_children, spec.is_leaf()) == \
+        (their_spec.num_leaves, their_spec.num_nodes, their_spec.num_children, their_spec.is_leaf())
+    assert spec.context == their_spec.context
+    rebuilt = tl_pytree.tree_unflatten(leaves, spec)
+    assert rebuilt == tree and type(rebuilt) is type(tree)
+    assert tl_pytree.tree_unflatten(spec, leaves) == tree  # (the spec may come first, as torch allows)
+    assert tl_pytree.tree_leaves(tree) == torch_pytree.tree_leaves(tree)
+    assert tl_pytree.tree_structure(tree) == spec and hash(tl_pytree.tree_structure(tree)) == hash(spec)
+    assert tl_pytree.tree_map(repr, tree) == torch_pytree.tree_map(repr, tree)
+    assert tl_pytree.tree_map(lambda a, b: (a, b), tree, tree) == torch_pytree.tree_map(lambda a, b: (a, b), tree, tree)
+    is_int = lambda v: isinstance(v, int)  # noqa: E731
+    assert tl_pytree.tree_all(is_int, tree) == torch_pytree.tree_all(is_int, tree)
+    assert tl_pytree.tree_any(is_int, tree) == torch_pytree.tree_any(is_int, tree)
+    assert tl_pytree.tree_map_only(int, str, tree) == torch_pytree.tree_map_only(int, str, tree)
+    assert tl_pytree.tree_all_only(int, lambda v: v > 1, tree) == torch_pytree.tree_all_only(int, lambda v: v > 1, tree)
+    assert tl_pytree.tree_any_only(int, lambda v: v > 5, tree) == torch_pytree.tree_any_only(int, lambda v: v > 5, tree)
+
+
+def test_pytree_specs_compare_and_prefixes_as_torchs():
+    assert tl_pytree.tree_structure([1, 2]) == tl_pytree.tree_structure([3, 4]) != tl_pytree.tree_structure((3, 4))
+    assert tl_pytree.tree_structure({"a": 1, "b": 2}) != tl_pytree.tree_structure({"b": 1, "a": 2})  # key order
+    is_tuple = lambda v: isinstance(v, tuple)  # noqa: E731
+    tree = [(1, 2), {"a": (3,)}]
+    assert tl_pytree.tree_leaves(tree, is_leaf=is_tuple) == torch_pytree.tree_leaves(tree, is_leaf=is_tuple)
+    assert repr(tl_pytree.tree_structure(tree, is_tuple)) == repr(torch_pytree.tree_structure(tree, is_tuple))
+    # a tree_map's further trees need the first's structure only as a prefix: dicts match dicts by key
+    for m in (tl_pytree, torch_pytree):
+        assert m.tree_map(lambda x, y: [x] + y, [5, 6], [[7, 9], [1, 2]]) == [[5, 7, 9], [6, 1, 2]]
+    both = (({"a": 1, "b": 2}, collections.OrderedDict(b=10, a=20)), ([1, 2], [1]), ({"a": 1}, {"b": 1}),
+            ([1, 2], (1, 2)), (Point(1, 2), (1, 2)), ([1, [2]], [1, 2]),
+            (collections.deque([1], maxlen=2), collections.deque([5], maxlen=9)))
+    for a, b in both:
+        def mapped(m):
+            return m.tree_map(lambda x, y: (x, y), a, b)
+        assert error_of(lambda: mapped(tl_pytree)) == error_of(lambda: mapped(torch_pytree))
+        if error_of(lambda: mapped(torch_pytree)) is None:
+            assert mapped(tl_pytree) == mapped(torch_pytree)
+    spec, their_spec = tl_pytree.tree_structure(TREES[7]), torch_pytree.tree_structure(TREES[7])
+    messages = []
+    for s in (spec, their_spec):
+        with pytest.raises(ValueError) as info:
+            s.unflatten([1])
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]  # (all of it: it prints the spec)
+    for m in (tl_pytree, torch_pytree):
+        messages.append(error_of(lambda: m.tree_unflatten([1], [2])))
+    assert messages[2] == messages[3] and messages[2][0] == "TypeError"
+    tree = [1, [2]]
+    assert tl_pytree.tree_map_(lambda v: None, tree) is tree
+
+
+def test_pytree_registered_nodes_and_leaf_spec():
+    class Box:
+        def __init__(self, items, tag):
+            self.items, self.tag = items, tag
+
+        def __eq__(self, other):
+            return type(other) is Box and (self.items, self.tag) == (other.items, other.tag)
+
+    for m in (tl_pytree, torch_pytree):
+        m.register_pytree_node(Box, lambda b: (b.items, b.tag), lambda items, tag: Box(list(items), tag))
+    tree = {"box": Box([1, (2, 3)], "t"), "x": 4}
+    leaves, spec = tl_pytree.tree_flatten(tree)
+    their_leaves, their_spec = torch_pytree.tree_flatten(tree)
+    assert leaves == their_leaves == [1, 2, 3, 4] and repr(spec) == repr(their_spec)
+    assert tl_pytree.tree_unflatten([10, 20, 30, 40], spec) == {"box": Box([10, (20, 30)], "t"), "x": 40}
+    for other in (Box([1, (2, 3)], "u"), Box([1], "t"), [1, (2, 3)]):
+        assert error_of(lambda: spec.flatten_up_to({"box": other, "x": 4})) == \
+            error_of(lambda: their_spec.flatten_up_to({"box": other, "x": 4}))
+    assert error_of(lambda: tl_pytree.register_pytree_node(Box, None, None)) == \
+        error_of(lambda: torch_pytree.register_pytree_node(Box, None, None))
+    leaf, our_warnings = _warnings(tl_pytree.LeafSpec)
+    their_leaf, their_warnings = _warnings(torch_pytree.LeafSpec)
+    assert [w[:2] for w in our_warnings] == [w[:2] for w in their_warnings]
+    assert repr(leaf) == "*" and leaf == tl_pytree.tree_structure(0) and leaf.is_leaf()
+    spec = tl_pytree.TreeSpec(list, None, [leaf, leaf])
+    assert spec == tl_pytree.tree_structure([0, 0]) and spec.children() == [leaf, leaf] and spec.child(1) is leaf
+    for obj in (Point(1, 2), Point, (1, 2), tuple):
+        assert tl_pytree.is_namedtuple(obj) == torch_pytree.is_namedtuple(obj)
+    assert tl_pytree.is_namedtuple_instance(Point(1, 2)) and tl_pytree.is_namedtuple_class(Point)
