@@ -1,6 +1,6 @@
-"""torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, nn.modules.batchnorm's bases,
-utils.data.distributed (DistributedSampler), cuda.amp / cpu.amp (deprecated aliases and their warnings),
-amp.custom_fwd/custom_bwd, random (and torch.cuda's rng state), types, storage, utils._pytree."""
+"""torch's submodules that training scripts import, against torch 2.13: nn.modules.utils, utils.data.distributed
+(DistributedSampler), cuda.amp / cpu.amp (deprecated aliases and their warnings), amp.custom_fwd/custom_bwd, random,
+types, storage, nn.modules.batchnorm's bases, utils._pytree, hub.load_state_dict_from_url / utils.model_zoo."""
 import collections
 import os
 import warnings
@@ -10,12 +10,14 @@ import pytest
 import torch
 import torch.distributed as torch_dist
 import torch.utils._pytree as torch_pytree
+import torch.utils.model_zoo  # noqa: F401  (not imported by `import torch`)
 from torch.nn.modules import batchnorm as torch_batchnorm
 from torch.nn.modules import utils as torch_nn_utils
 from torch.utils.data.distributed import DistributedSampler as TorchSampler
 
 import torchlike as tl
 import torchlike.utils._pytree as tl_pytree
+import torchlike.utils.model_zoo  # noqa: F401
 from oracle import assert_same, error_of
 from torchlike.nn.modules import batchnorm as tl_batchnorm
 from torchlike.nn.modules import utils as tl_nn_utils
@@ -434,3 +436,50 @@ def test_pytree_registered_nodes_and_leaf_spec():
     for obj in (Point(1, 2), Point, (1, 2), tuple):
         assert tl_pytree.is_namedtuple(obj) == torch_pytree.is_namedtuple(obj)
     assert tl_pytree.is_namedtuple_instance(Point(1, 2)) and tl_pytree.is_namedtuple_class(Point)
+
+
+# ----- torch.hub.load_state_dict_from_url / torch.utils.model_zoo -------------------------------------------------
+def test_load_state_dict_from_a_file_url_and_the_cache(tmp_path, capsys):
+    state = {"w": tl.arange(6.0).reshape(2, 3), "b": tl.tensor([1, 2])}
+    source = tmp_path / "net-0123.pth"
+    tl.save(state, source)
+    url = source.as_uri()
+    for m, sub in ((tl, "ours"), (torch, "theirs")):
+        loaded = m.hub.load_state_dict_from_url(url, model_dir=str(tmp_path / sub), progress=False)
+        assert loaded["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and loaded["b"].tolist() == [1, 2]
+        assert isinstance(loaded["w"], m.Tensor)
+        assert (tmp_path / sub / "net-0123.pth").exists()
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f'Downloading: "{url}" to {tmp_path / sub / "net-0123.pth"}'.replace("theirs", s)
+                   for s in ("ours", "theirs")]
+    source.unlink()  # loaded from the cache now, without opening the URL
+    again = tl.utils.model_zoo.load_url(url, model_dir=str(tmp_path / "ours"))
+    assert again["b"].tolist() == [1, 2] and capsys.readouterr().out == ""
+    assert tl.utils.model_zoo.load_url is tl.hub.load_state_dict_from_url
+
+
+def test_download_checks_the_hash_in_the_file_name(tmp_path):
+    source = tmp_path / "net-deadbeef.pth"
+    tl.save({"x": tl.ones(2)}, source)
+    def load(m, sub):
+        return m.hub.load_state_dict_from_url(source.as_uri(), str(tmp_path / sub), check_hash=True, progress=False)
+    ours, theirs = error_of(lambda: load(tl, "a")), error_of(lambda: load(torch, "b"))
+    assert ours == theirs and ours[0] == "RuntimeError"
+    assert not os.listdir(tmp_path / "a")  # no partial file is left
+    tl.hub.download_url_to_file(source.as_uri(), str(tmp_path / "copy.pth"), progress=False)
+    assert (tmp_path / "copy.pth").read_bytes() == source.read_bytes()
+
+
+def test_hub_dir(monkeypatch, tmp_path):
+    for env in ({"TORCH_HOME": str(tmp_path / "th")}, {"XDG_CACHE_HOME": str(tmp_path / "xdg")}, {}):
+        monkeypatch.delenv("TORCH_HOME", raising=False)
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        assert tl.hub.get_dir() == torch.hub.get_dir()
+    old = tl.hub._hub_dir[0]
+    try:
+        tl.hub.set_dir("~/hub_here")
+        assert tl.hub.get_dir() == os.path.expanduser("~/hub_here")
+    finally:
+        tl.hub._hub_dir[0] = old
