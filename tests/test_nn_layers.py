@@ -8,6 +8,7 @@ random cotangent. Module cases build the torch module, copy its state_dict into 
 NumPy, and compare outputs and the gradients of every parameter and input. Shapes are shared (and few) to keep
 XLA compiles down: images (2, 4, 7, 7), conv weight (6, 2, 3, 3), attention (B=2, H=3, L=4, S=6, E=5).
 """
+import itertools
 import types
 import warnings
 
@@ -192,6 +193,48 @@ def test_batch_norm(training, shape, dtype):
 def test_batch_norm_without_running_stats_or_affine():
     run(lambda F, x: F.batch_norm(x, None, None, training=True), [arr(*IMG)])
     run(lambda F, x, w: F.batch_norm(x, None, None, w, training=True), [arr(*IMG), arr(4)])
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_argument_checks_in_torchs_order(training):
+    """torch checks running_mean's size (in evaluation, that it is given), running_var's, weight's, bias's, then that
+    the running statistics are both given or neither: the first check that fails names the error."""
+    x = arr(*IMG)
+    for sizes in itertools.product((None, 4, 3), repeat=4):
+        outcome = []
+        for lib, F in ((tl, LF), (torch, TF)):
+            rm, rv, w, b = (None if n is None else lib.tensor(np.ones(n)) for n in sizes)
+            outcome.append(_err(lambda: F.batch_norm(lib.tensor(x), rm, rv, w, b, training=training)))
+        assert outcome[0] == outcome[1], sizes
+
+
+@pytest.mark.parametrize("kw", [{}, {"affine": False}, {"track_running_stats": False},
+                                {"affine": False, "track_running_stats": False}])
+def test_batch_norm_module_of_another_width_as_torch(kw):
+    for training in (True, False):
+        mine, th = BatchNorm2d(3, **kw).train(training), tnn.BatchNorm2d(3, **kw).train(training)
+        assert _err(lambda: mine(tl.zeros(IMG))) == _err(lambda: th(torch.zeros(IMG)))
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_of_an_empty_input_as_torch(training):
+    """torch returns an empty input at once, as a clone times weight[0] plus bias[0] (graph too): no argument is
+    checked, the running statistics are left as they are."""
+    mean, var = arr(2), arr(5)
+    stats = {lib: (lib.tensor(mean), lib.tensor(var)) for lib in (tl, torch)}
+
+    def fn(F, x, w, b):
+        rm, rv = stats[tl if F is LF else torch]
+        return F.batch_norm(x, rm, rv, w, b, training=training)
+
+    run(fn, [np.zeros((0,) + IMG[1:]), arr(3), arr(6)])
+    for a, b in zip(stats[tl], stats[torch]):
+        assert_same(a, b)
+    for shape, weight in (((2, 0, 3), 0), ((4,), None)):  # (an empty weight has no [0]; a 1-d input no dim 1)
+        def case(lib, F):
+            return F.batch_norm(lib.zeros(shape), None, None, None if weight is None else lib.zeros(weight),
+                                training=True)
+        assert _err(lambda: case(tl, LF)) == _err(lambda: case(torch, TF))
 
 
 # ----- embedding ---------------------------------------------------------------------------------------------

@@ -104,6 +104,9 @@ CASES = {
     "nearest2d": (lambda m, x: m.interpolate(x, size=(4, 9)), [X2]),
     "nearest3d": (lambda m, x: m.interpolate(x, scale_factor=(1.5, 0.5, 2)), [X3]),
     "nearest_exact2d": (lambda m, x: m.interpolate(x, size=(9, 5), mode="nearest-exact"), [X2]),
+    # a scale factor that a doubled (same) size contradicts: torch's channels-last kernel (a 2-d output of at most
+    # 128 rows + columns) halves (copies) the index whatever the scale
+    "nearest2d_contradicting_scale": (lambda m, x: m.interpolate(x, scale_factor=(2.01, 1.1)), [X2]),
     "linear": (lambda m, x: m.interpolate(x, scale_factor=1.6, mode="linear"), [X1]),
     "linear_align": (lambda m, x: m.interpolate(x, size=10, mode="linear", align_corners=True), [X1]),
     "bilinear": (lambda m, x: m.interpolate(x, scale_factor=(1.5, 0.6), mode="bilinear"), [X2]),
@@ -164,8 +167,9 @@ CASES = {
 }
 UNSAVED = {  # torchlike shows fewer _saved_ attributes on these nodes (the names match)
     "max_pool1d", "max_pool1d_indices", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "lp_pool1d",
-    "lp_pool2d", "nearest1d", "nearest2d", "nearest3d", "nearest_exact2d", "linear", "linear_align", "bilinear",
-    "bilinear_recompute", "bicubic", "bicubic_align", "trilinear", "unfold", "rms_norm", "rms_norm_eps",
+    "lp_pool2d", "nearest1d", "nearest2d", "nearest3d", "nearest_exact2d", "nearest2d_contradicting_scale", "linear",
+    "linear_align", "bilinear", "bilinear_recompute", "bicubic", "bicubic_align", "trilinear", "unfold", "rms_norm",
+    "rms_norm_eps",
     "local_response_norm3", "local_response_norm4", "embedding_bag_2d_mean", "embedding_bag_sum_psw",
     "embedding_bag_max_pad", "embedding_bag_mean_pad", "embedding_bag_freq", "pairwise_distance", "pairwise_distance_keep",
     "cosine_similarity", "instance_norm", "group_norm", "group_norm_3d", "grid_sample", "grid_sample_border",
@@ -346,6 +350,127 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors(name):
     assert_same_error(ERRORS[name])
+
+
+def _zt(m, dtype, *shape, fmt=None):
+    """Zeros of the dtype named ``dtype``, in the memory format named ``fmt`` if given."""
+    x = m.zeros(*shape, dtype=getattr(m, dtype))
+    return x if fmt is None else x.contiguous(memory_format=getattr(m, fmt))
+
+
+REFUSED = {  # integer and bool inputs that torch's CPU kernels refuse (NotImplementedError naming the kernel, a
+    # channels-last one for a channels-last input or a 2-d resize to at most 128 rows + columns; or mean's error)
+    "interpolate_int16_bilinear": lambda m: _f(m).interpolate(_zt(m, "int16", 1, 2, 3, 3), size=4, mode="bilinear"),
+    "interpolate_int16_bilinear_large": lambda m: _f(m).interpolate(_zt(m, "int16", 1, 2, 3, 3), size=70,
+                                                                    mode="bilinear"),
+    "interpolate_int32_bilinear_large_cl": lambda m: _f(m).interpolate(_zt(m, "int32", 1, 5, 3, 3, fmt="channels_last"),
+                                                                       size=70, mode="bilinear"),
+    "interpolate_int8_bicubic": lambda m: _f(m).interpolate(_zt(m, "int8", 1, 2, 3, 3), size=4, mode="bicubic",
+                                                            align_corners=True),
+    "interpolate_uint8_linear": lambda m: _f(m).interpolate(_zt(m, "uint8", 1, 2, 3), size=4, mode="linear"),
+    "interpolate_bool_trilinear": lambda m: _f(m).interpolate(_zt(m, "bool", 1, 2, 3, 3, 3), size=4,
+                                                              mode="trilinear"),
+    "interpolate_int64_trilinear_cl": lambda m: _f(m).interpolate(
+        _zt(m, "int64", 1, 5, 3, 3, 3, fmt="channels_last_3d"), size=4, mode="trilinear"),
+    "interpolate_int64_nearest": lambda m: _f(m).interpolate(_zt(m, "int64", 1, 2, 3, 3), size=4),
+    "interpolate_int64_nearest_large": lambda m: _f(m).interpolate(_zt(m, "int64", 1, 2, 3, 3), size=(60, 70)),
+    "interpolate_bool_nearest1d": lambda m: _f(m).interpolate(_zt(m, "bool", 1, 2, 3), size=4),
+    "interpolate_int8_nearest3d": lambda m: _f(m).interpolate(_zt(m, "int8", 1, 2, 3, 3, 3), size=4),
+    "interpolate_int8_nearest3d_cl": lambda m: _f(m).interpolate(_zt(m, "int8", 1, 5, 3, 3, 3, fmt="channels_last_3d"),
+                                                                 size=4),
+    "interpolate_int16_nearest_exact": lambda m: _f(m).interpolate(_zt(m, "int16", 0, 2, 3, 3), size=4,
+                                                                   mode="nearest-exact"),
+    "interpolate_uint8_area": lambda m: _f(m).interpolate(_zt(m, "uint8", 1, 2, 3, 3), size=2, mode="area"),
+    "interpolate_uint8_area_one": lambda m: _f(m).interpolate(_zt(m, "uint8", 1, 2, 3, 3), size=1, mode="area"),
+    "interpolate_int32_area3d": lambda m: _f(m).interpolate(_zt(m, "int32", 1, 2, 3, 3, 3), size=2, mode="area"),
+    "avg_pool1d_bool": lambda m: _f(m).avg_pool1d(_zt(m, "bool", 2, 4), 2),
+    "avg_pool2d_uint8": lambda m: _f(m).avg_pool2d(_zt(m, "uint8", 1, 2, 4, 4), 2),
+    "avg_pool2d_int32_cl": lambda m: _f(m).avg_pool2d(_zt(m, "int32", 1, 5, 4, 4, fmt="channels_last"), 2),
+    "avg_pool3d_int8": lambda m: _f(m).avg_pool3d(_zt(m, "int8", 2, 4, 4, 4), 2),
+    "adaptive_avg_pool1d_uint8": lambda m: _f(m).adaptive_avg_pool1d(_zt(m, "uint8", 2, 4), 2),
+    "adaptive_avg_pool1d_int64_one": lambda m: _f(m).adaptive_avg_pool1d(_zt(m, "int64", 2, 4), 1),
+    "adaptive_avg_pool2d_int64_cl": lambda m: _f(m).adaptive_avg_pool2d(_zt(m, "int64", 1, 5, 4, 4,
+                                                                            fmt="channels_last"), 2),
+    "adaptive_avg_pool3d_bool_empty": lambda m: _f(m).adaptive_avg_pool3d(_zt(m, "bool", 0, 2, 4, 4, 4), 2),
+    "adaptive_avg_pool3d_int16_one": lambda m: _f(m).adaptive_avg_pool3d(_zt(m, "int16", 2, 4, 4, 4), 1),
+    "adaptive_max_pool1d_int64": lambda m: _f(m).adaptive_max_pool1d(_zt(m, "int64", 2, 4), 2),
+    "adaptive_max_pool2d_int8_cl": lambda m: _f(m).adaptive_max_pool2d(_zt(m, "int8", 1, 5, 4, 4, fmt="channels_last"),
+                                                                       1),
+    "adaptive_max_pool3d_uint8": lambda m: _f(m).adaptive_max_pool3d(_zt(m, "uint8", 2, 4, 4, 4), 2),
+    "max_pool1d_int64": lambda m: _f(m).max_pool1d(_zt(m, "int64", 1, 2, 4), 2),
+    "max_pool1d_bool_indices": lambda m: _f(m).max_pool1d(_zt(m, "bool", 1, 2, 4), 2, return_indices=True),
+    "max_pool2d_bool": lambda m: _f(m).max_pool2d(_zt(m, "bool", 2, 4, 4), 2),
+    "max_pool2d_bool_cl": lambda m: _f(m).max_pool2d(_zt(m, "bool", 1, 5, 4, 4, fmt="channels_last"), 2),
+    "max_pool3d_bool_cl": lambda m: _f(m).max_pool3d(_zt(m, "bool", 1, 5, 4, 4, 4, fmt="channels_last_3d"), 2),
+    "lp_pool2d_uint8": lambda m: _f(m).lp_pool2d(_zt(m, "uint8", 1, 2, 4, 4), 2, 2),
+    "lp_pool3d_int16": lambda m: _f(m).lp_pool3d(_zt(m, "int16", 1, 2, 4, 4, 4), 1, 2),
+    # and torch's checks before them
+    "interpolate_bicubic_rank": lambda m: _f(m).interpolate(_zt(m, "uint8", 1, 2, 3), size=4, mode="bicubic"),
+    "interpolate_zero_size1d": lambda m: _f(m).interpolate(_zt(m, "int8", 1, 2, 3), size=0),
+    "interpolate_zero_size3d": lambda m: _f(m).interpolate(_zt(m, "float32", 1, 2, 3, 3, 3), size=(2, 0, 2),
+                                                           mode="trilinear"),
+    "interpolate_no_channels": lambda m: _f(m).interpolate(_zt(m, "int8", 1, 0, 3, 3), size=2, mode="bilinear"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_integer_inputs_refused_as_torch(name):
+    assert_same_error(REFUSED[name])
+
+
+def test_integer_pooling_of_empty_results_as_torch():
+    """torch's 2-d adaptive average kernel is not reached for an empty result (no refusal); the adaptive max of an
+    empty batch is empty."""
+    for case in (lambda m: _f(m).adaptive_avg_pool2d(_zt(m, "int8", 0, 2, 4, 4), 2),
+                 lambda m: _f(m).adaptive_avg_pool1d(_zt(m, "bool", 2, 4), 0),
+                 lambda m: _f(m).adaptive_max_pool2d(_zt(m, "float64", 0, 2, 4, 4), 2, return_indices=True)):
+        assert_same(case(tl), case(torch))
+
+
+U8_RESIZES = {  # input shape, channels-last, interpolate's keywords
+    "two_by_two": ((1, 1, 2, 2), False, dict(size=(3, 3))),
+    "up_and_down": ((2, 3, 5, 6), False, dict(size=(9, 4))),
+    "scale_factor": ((2, 3, 5, 6), False, dict(scale_factor=(1.3, 0.5))),
+    # more than 4 channels: torch's generic kernel, whose vertical pass into a row-major output one column wide gives
+    # every row the first row's weights (not into a channels-last one)
+    "one_column": ((1, 5, 4, 6), False, dict(size=(7, 1))),
+    "one_column_channels_last": ((1, 5, 4, 6), True, dict(size=(7, 1))),
+}
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("case", list(U8_RESIZES))
+def test_interpolate_uint8_as_torch(mode, align_corners, case):
+    """uint8 images resize as torch's: int16 weights, each pass rounded and clamped to uint8."""
+    shape, cl, kw = U8_RESIZES[case]
+    rng = np.random.default_rng(8)
+    images = [rng.integers(0, 256, shape, dtype=np.uint8), rng.integers(0, 256, shape, dtype=np.uint8),
+              (rng.random(shape) < 0.5).astype(np.uint8) * 255]  # (edges overshoot: bicubic clamps)
+    if case == "two_by_two":
+        images[0] = np.array([[[[10, 20], [30, 40]]]], np.uint8)
+    for x in images:
+        out = []
+        for m in (tl, torch):
+            t = m.tensor(x)
+            out.append(_f(m).interpolate(t.contiguous(memory_format=m.channels_last) if cl else t, mode=mode,
+                                         align_corners=align_corners, **kw))
+        assert_same(*out)
+
+
+@pytest.mark.parametrize("case", ["2d", "3d_channels_last"])
+def test_interpolate_uint8_nearest_as_torch(case):
+    """torch's channels-last nearest kernel (a 2-d output of at most 128 rows + columns; a 3-d channels-last input of
+    more than 3 channels) halves (copies) the index for a doubled (same) size, whatever the scale factor."""
+    shape, fmt, scale = {"2d": ((2, 3, 5, 6), None, (2.01, 1.1)),
+                         "3d_channels_last": ((1, 5, 3, 4, 5), "channels_last_3d", (2.01, 1.1, 0.7))}[case]
+    x = np.random.default_rng(9).integers(0, 256, shape, dtype=np.uint8)
+    out = []
+    for m in (tl, torch):
+        t = m.tensor(x)
+        out.append(_f(m).interpolate(t if fmt is None else t.contiguous(memory_format=getattr(m, fmt)),
+                                     scale_factor=scale))
+    assert_same(*out)
 
 
 def test_torch_level_names():

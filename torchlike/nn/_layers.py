@@ -166,9 +166,12 @@ def _bn_running(running_mean, running_var, mean, invstd, momentum, eps, n):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch normalisation over dim 1 (NativeBatchNormBackward0). In training, normalise by the batch statistics
-    and update ``running_mean``/``running_var`` in place (no version bump, as torch); else use them."""
-    if (running_mean is None) != (running_var is None):
-        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    and update ``running_mean``/``running_var`` in place (no version bump, as torch); else use them.
+
+    Checks in torch's order (its _batch_norm_impl_index): an empty input is returned at once (a clone, times
+    ``weight[0]``, plus ``bias[0]``: the other arguments go unchecked); then running_mean's size (or, in evaluation,
+    that it is given), running_var's, weight's, bias's; then that the running statistics are both given or neither.
+    """
     if training:
         size = tuple(input.shape)
         if size[0] * math.prod(size[2:]) == 1:
@@ -177,13 +180,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if momentum is None or isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
         raise TypeError(f"batch_norm(): argument 'momentum' (position 7) must be float, not "
                         f"{type(momentum).__name__}")
+    if input.numel() == 0:  # (no statistics to take: the running ones are left as they are)
+        out = input.clone()
+        if weight is not None:
+            out = out * weight.select(0, 0)  # (C++'s weight[0]: select's error for an empty weight)
+        return out if bias is None else out + bias.select(0, 0)
     c = input.shape[1] if input.ndim > 1 else 0
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    if not training and running_mean is None:
-        raise RuntimeError("running_mean must be defined in evaluation mode")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    if input.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     _check_mixed(input, weight, bias, running_mean, running_var, mixed=True)
     out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                                (bool(training), float(eps)))

@@ -1,13 +1,17 @@
 """Pooling: max / avg (MaxPool{2,3}DWithIndicesBackward0, AvgPool{2,3}DBackward0), adaptive avg / max
 (AdaptiveAvgPool{2,3}DBackward0, AdaptiveMaxPool{2,3}DBackward0) and lp pooling (composed, as torch). The 1-d forms
-unsqueeze, run the 2-d op and squeeze, as torch."""
+unsqueeze, run the 2-d op and squeeze, as torch.
+
+torch's CPU kernels refuse integer and bool inputs but these (``refuse=`` of each op): avg pooling takes int64, max
+pooling every integer type, adaptive pooling none. A 2-d kernel refused for a channels-last input is named
+``..._channels_last``: the ops' static ``channels_last`` carries that (``_channels_last``)."""
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import apply, layout, op
+from .._internal import apply, layout, op, type_word
 from ..ops import pointwise as _pw, shape as _shape
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -15,6 +19,25 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
            "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
+_MEAN_REFUSAL = (RuntimeError, "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               "complex dtype. Got: {}")
+
+
+def _channels_last(input):
+    """The static ``channels_last`` of a pooling op: whether torch would run its channels-last kernel (the input's
+    suggested memory format is channels-last), which names its refusal of an integer or bool input. A floating
+    input is never refused, and gets False: one program serves both layouts."""
+    return input._data.dtype.kind in "biu" and layout.suggested_format(input) is not None
+
+
+def _kernel(name, supported=()):
+    """The refusal of a pooling op by torch's kernel ``name`` (``name_channels_last`` for a channels-last input),
+    but for the dtypes ``supported``."""
+    def refusal(statics, args):
+        if args[0].dtype in supported:
+            return None
+        return name + "_channels_last" if statics["channels_last"] else name
+    return refusal
 
 
 def _ntuple(v, nd):
@@ -110,7 +133,7 @@ def _low(dtype):
 
 
 def _max_pool_forward(nd):
-    def forward(self, *, kernel_size, stride, padding, dilation, ceil_mode):
+    def forward(self, *, kernel_size, stride, padding, dilation, ceil_mode, channels_last):
         k, s, p, d, out, pads = _pool_geometry(self.shape, nd, kernel_size, stride, padding, dilation, ceil_mode)
         plane = self.shape[-nd:]
         index = jnp.broadcast_to(jnp.arange(math.prod(plane), dtype=jnp.int64).reshape(plane), self.shape)
@@ -133,7 +156,7 @@ def _scatter(grad, idx, shape, nd):
 def _max_pool_op(nd, name):
     entry = op(name, save=("self", "result1"), outputs=("result", "result1"),
                attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
-               layout=layout.suggested)(_max_pool_forward(nd))
+               layout=layout.suggested, refuse={"b": _kernel(f"max_pool{nd}d")})(_max_pool_forward(nd))
 
     @entry.derivative
     def _(grads, self, result1):
@@ -147,7 +170,7 @@ _MAX_POOL = {nd: _max_pool_op(nd, f"MaxPool{nd}DWithIndicesBackward0") for nd in
 def _max_poolnd(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     k, s, p, d = _pool_params(fn, nd, kernel_size, stride, padding, dilation)
     _pool_shape(input, nd, k, s, p, d, ceil_mode, True)
-    out, indices = apply(_MAX_POOL[nd], (input,), (k, s, p, d, bool(ceil_mode)))
+    out, indices = apply(_MAX_POOL[nd], (input,), (k, s, p, d, bool(ceil_mode), _channels_last(input)))
     return (out, indices) if return_indices else out
 
 
@@ -185,19 +208,24 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if (n + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1 < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: "
                            f"{(n + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1}")
+    if not return_indices and input._data.dtype.kind in "biu":  # (torch's max_pool1d_impl: floating types only;
+        # its indices come from max_pool2d's kernel, which takes integers; an integer input never requires grad)
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{type_word(input)}'")
     return _via_2d(input, lambda x: max_pool2d(x, (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode, return_indices),
                    "max_pool1d")
 
 
 @op("AvgPool2DBackward0", save=("self",), layout=layout.suggested,  # (torch's 3-d pools are row-major but max's)
-    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"))
-def _avg_pool2(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
+    refuse={"biu": _kernel("avg_pool2d", (np.int64,))})
+def _avg_pool2(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, channels_last):
     return _avg_forward(2, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 @op("AvgPool3DBackward0", save=("self",),
-    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"))
-def _avg_pool3(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    attrs=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
+    refuse={"biu": lambda statics, args: None if args[0].dtype == np.int64 else "avg_pool3d_out_frame"})
+def _avg_pool3(self, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, channels_last):
     return _avg_forward(3, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
@@ -228,7 +256,8 @@ def _avg_poolnd(nd, fn, input, kernel_size, stride, padding, ceil_mode, count_in
         raise RuntimeError("divisor must be not zero")
     _pool_shape(input, nd, k, s, p, (1,), ceil_mode, False)
     return apply(_AVG_POOL[nd], (input,), (k, s, p, bool(ceil_mode), bool(count_include_pad),
-                                           None if divisor_override is None else int(divisor_override)))
+                                           None if divisor_override is None else int(divisor_override),
+                                           _channels_last(input)))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -259,7 +288,7 @@ def _windows(n, o):
     return (i * n) // o, -((-(i + 1) * n) // o)
 
 
-def _adaptive_avg(self, *, output_size):
+def _adaptive_avg(self, *, output_size, channels_last):
     """A box mean is separable: one averaging matrix per pooled dim."""
     nd = len(output_size)
     out = self
@@ -273,11 +302,24 @@ def _adaptive_avg(self, *, output_size):
     return out
 
 
-_ADAPTIVE_AVG = {nd: op(f"AdaptiveAvgPool{nd}DBackward0", save=("self",), layout=layout.suggested if nd == 2 else None)(
-    _adaptive_avg) for nd in (2, 3)}
+def _adaptive_avg_refusal(statics, args):
+    """torch's adaptive_avg_pool2d/3d of an integer or bool input: to a single element per plane it is a mean (which
+    refuses the dtype); else its kernel refuses it, but for an empty result in 2-d (the kernel does not run)."""
+    size = statics["output_size"]
+    if all(o == 1 for o in size):
+        return _MEAN_REFUSAL
+    if len(size) == 3:
+        return "adaptive_avg_pool3d_cpu"
+    if math.prod(args[0].shape[:-2]) * math.prod(size) == 0:
+        return None
+    return "adaptive_avg_pool2d_channels_last" if statics["channels_last"] else "adaptive_avg_pool2d"
 
 
-def _adaptive_max(self, *, output_size):
+_ADAPTIVE_AVG = {nd: op(f"AdaptiveAvgPool{nd}DBackward0", save=("self",), layout=layout.suggested if nd == 2 else None,
+                        refuse={"biu": _adaptive_avg_refusal})(_adaptive_avg) for nd in (2, 3)}
+
+
+def _adaptive_max(self, *, output_size, channels_last):
     """The max of each adaptive window and its flat index within the plane (first max; NaN wins, as torch)."""
     nd, lead = len(output_size), self.ndim - len(output_size)
     sizes = self.shape[lead:]
@@ -289,16 +331,19 @@ def _adaptive_max(self, *, output_size):
                                for i in range(2 * nd)]))
     order = [2 * j for j in range(nd)] + [2 * j + 1 for j in range(nd)]  # (o0, o1, ..., k0, k1, ...)
     win = jnp.transpose(self[(Ellipsis,) + tuple(idx)], list(range(lead)) + [lead + i for i in order])
-    win = win.reshape(self.shape[:lead] + tuple(output_size) + (-1,))
+    k = math.prod(i.shape[2 * j + 1] for j, i in enumerate(idx))  # (not -1: an empty batch gives no size to infer)
+    win = win.reshape(self.shape[:lead] + tuple(output_size) + (k,))
     flat = np.transpose(sum(i * math.prod(sizes[j + 1:]) for j, i in enumerate(idx)), order)
-    flat = jnp.asarray(flat.reshape(tuple(output_size) + (-1,)))
+    flat = jnp.asarray(flat.reshape(tuple(output_size) + (k,)))
     pick = jnp.argmax(win, -1)[..., None]
     return (jnp.take_along_axis(win, pick, -1)[..., 0],
             jnp.take_along_axis(jnp.broadcast_to(flat, win.shape), pick, -1)[..., 0].astype(jnp.int64))
 
 
 _ADAPTIVE_MAX = {nd: op(f"AdaptiveMaxPool{nd}DBackward0", save=("self", "result1"), outputs=("result", "result1"),
-                        layout=layout.suggested if nd == 2 else None)(_adaptive_max) for nd in (2, 3)}
+                        layout=layout.suggested if nd == 2 else None,
+                        refuse={"biu": _kernel("adaptive_max_pool2d") if nd == 2 else "adaptive_max_pool3d_cpu"})(
+    _adaptive_max) for nd in (2, 3)}
 for _nd, _entry in _ADAPTIVE_MAX.items():
     _entry.derivative(lambda grads, self, result1, nd=_nd: _scatter(grads[0], result1, self.shape, nd))
 
@@ -317,13 +362,13 @@ def _adaptive_check(input, nd, fn, colon=""):
 def adaptive_avg_pool2d(input, output_size):
     """Average over adaptive windows to an (oH, oW) output (AdaptiveAvgPool2DBackward0); None keeps a size."""
     _adaptive_check(input, 2, "adaptive_avg_pool2d")
-    return apply(_ADAPTIVE_AVG[2], (input,), (_output_size(output_size, 2, input.shape),))
+    return apply(_ADAPTIVE_AVG[2], (input,), (_output_size(output_size, 2, input.shape), _channels_last(input)))
 
 
 def adaptive_avg_pool3d(input, output_size):
     """Average over adaptive windows to an (oD, oH, oW) output (AdaptiveAvgPool3DBackward0)."""
     _adaptive_check(input, 3, "adaptive_avg_pool3d")
-    return apply(_ADAPTIVE_AVG[3], (input,), (_output_size(output_size, 3, input.shape),))
+    return apply(_ADAPTIVE_AVG[3], (input,), (_output_size(output_size, 3, input.shape), _channels_last(input)))
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -335,14 +380,16 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows (AdaptiveMaxPool2DBackward0); ``return_indices``: flat h * W + w indices."""
     _adaptive_check(input, 2, "adaptive_max_pool2d", ":")
-    out, idx = apply(_ADAPTIVE_MAX[2], (input,), (_output_size(output_size, 2, input.shape),))
+    out, idx = apply(_ADAPTIVE_MAX[2], (input,), (_output_size(output_size, 2, input.shape),
+                                                   _channels_last(input)))
     return (out, idx) if return_indices else out
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over adaptive windows (AdaptiveMaxPool3DBackward0); ``return_indices``: flat (d * H + h) * W + w."""
     _adaptive_check(input, 3, "adaptive_max_pool3d", ":")
-    out, idx = apply(_ADAPTIVE_MAX[3], (input,), (_output_size(output_size, 3, input.shape),))
+    out, idx = apply(_ADAPTIVE_MAX[3], (input,), (_output_size(output_size, 3, input.shape),
+                                                   _channels_last(input)))
     return (out, idx) if return_indices else out
 
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._internal import apply, layout, op
+from .._tensor import channels_last, channels_last_3d
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid", "unfold",
@@ -31,7 +32,11 @@ def _scale(n, o, align_corners, scale):
     return 1.0 / scale if scale is not None and scale > 0 else n / o
 
 
-def _nearest_index(n, o, scale, exact):
+def _nearest_index(n, o, scale, exact, cl_kernel=False):
+    """Source indices of one dim's nearest (-exact) resize. torch's channels-last kernel (``cl_kernel``) copies for
+    a same size and halves the index for a doubled one, whatever the scale factor (its nearest_idx)."""
+    if cl_kernel and not exact and o in (n, 2 * n):
+        return np.arange(o) >> (o != n)
     s = np.float32(1.0 / scale if scale is not None and scale > 0 else n / o)
     dst = np.arange(o, dtype=np.float32) + (np.float32(0.5) if exact else 0)
     return np.minimum(np.floor(dst * s).astype(np.int64), n - 1)
@@ -64,37 +69,110 @@ def _interp_matrix(n, o, align_corners, scale, cubic):
     return m
 
 
-def _upsample_forward(self, output_size, scales, align_corners, mode):
+def _uint8_weights(n, o, align_corners, scale, cubic):
+    """(o, n) integer weights of one dim's uint8 bilinear / bicubic resize and their precision in bits, as torch's
+    _compute_index_ranges_int16_weights (antialias off): the weights of the taps (clamped to the input: those
+    outside go to the first or last tap) in double, rounded to int16 with as many fraction bits as the largest
+    weight leaves."""
+    size, support = (4, 2) if cubic else (2, 1)
+    s = _scale(n, o, align_corners, scale)
+    rows, wt_max = [], 0.0
+    for i in range(o):
+        real = s * i if align_corners else s * (i + 0.5) - 0.5
+        if not (cubic or align_corners) and real < 0:
+            real = 0.0
+        index = min(int(np.floor(np.float32(real))), n - 1)  # (torch's floorf: of the index rounded to float)
+        lam = min(max(real - index, 0.0), 1.0)
+        low = index - support + 1
+        start = max(low, 0)
+        count = min(max(min(index + support + 1, n) - start, 0), size)
+        w, k = [0.0] * size, 0
+        for j, v in enumerate(_cubic_weights(lam) if cubic else (1 - lam, 1 - abs(1 - lam))):
+            k = 0 if low + j <= 0 else count - 1 if low + j >= n - 1 else k
+            w[k] += v
+            wt_max = max(wt_max, w[k])
+            k += 1
+        rows.append((start, count, w))
+    bits = 0
+    while bits < 22 and int(0.5 + wt_max * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    m = np.zeros((o, n), np.int32)
+    for i, (start, count, w) in enumerate(rows):
+        for j in range(count):
+            v = w[j] * (1 << bits)
+            m[i, start + j] = int(v - 0.5) if v < 0 else int(v + 0.5)
+    return m, bits
+
+
+def _uint8_resize(self, output_size, scales, align_corners, cubic, kernel):
+    """torch's uint8 bilinear / bicubic resize: one pass per resized dim, the last first, each a sum of int16
+    weights times pixels rounded to its precision and clamped back to uint8 (its separable kernels). Its generic
+    kernel (``kernel == "generic"``) writing a row-major output one column wide gives every output row of a
+    vertical pass the first row's weights (its loop runs down the column with the weights of where it starts)."""
+    out = self
+    for ax in range(self.ndim - 1, 1, -1):
+        n, o = self.shape[ax], output_size[ax - 2]
+        if n == o:
+            continue
+        m, bits = _uint8_weights(n, o, align_corners, scales[ax - 2], cubic)
+        if kernel == "generic" and ax < self.ndim - 1 and output_size[-1] == 1:
+            m = np.broadcast_to(m[:1], m.shape)
+        acc = jnp.tensordot(jnp.moveaxis(out, ax, -1).astype(jnp.int32), jnp.asarray(m.T), 1)
+        out = jnp.moveaxis(jnp.clip((acc + (1 << (bits - 1))) >> bits, 0, 255).astype(jnp.uint8), -1, ax)
+    return out
+
+
+def _upsample_forward(self, output_size, scales, align_corners, mode, kernel):
     nd = len(output_size)
+    if self.dtype == jnp.uint8 and mode in ("bilinear", "bicubic"):
+        return _uint8_resize(self, output_size, scales, align_corners, mode == "bicubic", kernel)
     out = self
     for j, (o, sc) in enumerate(zip(output_size, scales)):
         ax = self.ndim - nd + j
         n = self.shape[ax]
         if mode in ("nearest", "nearest-exact"):
-            out = jnp.take(out, _nearest_index(n, o, sc, mode == "nearest-exact"), axis=ax)
+            index = _nearest_index(n, o, sc, mode == "nearest-exact", kernel == "channels_last")
+            out = jnp.take(out, index, axis=ax)
         else:
             m = jnp.asarray(_interp_matrix(n, o, align_corners, sc, mode == "bicubic"), self.dtype)
             out = jnp.moveaxis(jnp.tensordot(jnp.moveaxis(out, ax, -1), m.T, 1, precision=_HIGHEST), -1, ax)
     return out
 
 
+def _upsample_refusal(mode, nd):
+    """torch's refusal of an integer or bool input: its kernels take uint8 only for nearest, nearest-exact, bilinear
+    and bicubic, and the refusal is named by the kernel that runs (static ``kernel``: see ``_upsample_kernel``)."""
+    cl_name = {"nearest": f"upsample_nearest{nd}d_channels_last", "bilinear": "upsample_bilinear2d_channels_last",
+               "trilinear": "upsample_trilinear3d_channels_last"}
+    cl_name["nearest-exact"] = cl_name["nearest"]
+    generic = "compute_indices_weights_" + ("cubic" if mode == "bicubic" else "nearest" if mode.startswith("nearest")
+                                            else "linear")
+
+    def refusal(statics, args):
+        if args[0].dtype == np.uint8 and mode not in ("linear", "trilinear"):
+            return None
+        return cl_name[mode] if statics["kernel"] == "channels_last" else generic
+    return refusal
+
+
 def _upsample_op(name, mode, nd):
     if mode.startswith("nearest"):
-        def forward(self, *, output_size, scales):
-            return _upsample_forward(self, output_size, scales, False, mode)
+        def forward(self, *, output_size, kernel, scales):
+            return _upsample_forward(self, output_size, scales, False, mode, kernel)
         attrs = ("output_size", "self_sym_sizes")
     else:
-        def forward(self, *, output_size, align_corners, scales):
-            return _upsample_forward(self, output_size, scales, align_corners, mode)
+        def forward(self, *, output_size, align_corners, kernel, scales):
+            return _upsample_forward(self, output_size, scales, align_corners, mode, kernel)
         attrs = ("output_size", "align_corners", "self_sym_sizes")
     # torch's scales_d / scales_h / scales_w (or scales in 1-d): the scale factors, None where a size was given
     words = ("scales",) if nd == 1 else ("scales_d", "scales_h", "scales_w")[3 - nd:]
     saved = {w: (lambda node, saved, j=j: node._statics[-1][j]) for j, w in enumerate(words)}
-    fwd = op(name, save=(), attrs=attrs, saved=saved, layout=layout.suggested)(forward)
+    fwd = op(name, save=(), attrs=attrs, saved=saved, layout=layout.suggested,
+             refuse={"biu": _upsample_refusal(mode, nd)})(forward)
 
     @fwd.derivative
-    def _(grad, self_shape, self_dtype, output_size, scales, align_corners=False):
-        statics = {"output_size": output_size, "scales": scales}
+    def _(grad, self_shape, self_dtype, output_size, kernel, scales, align_corners=False):
+        statics = {"output_size": output_size, "kernel": kernel, "scales": scales}
         if not mode.startswith("nearest"):
             statics["align_corners"] = align_corners
         return _linear_grad(forward, grad, self_shape, self_dtype, **statics)
@@ -107,6 +185,29 @@ _UPSAMPLE = {(m, nd): _upsample_op(f"Upsample{word}{nd}DBackward0", m, nd)
                                    ("bicubic", "Bicubic", (2,)), ("trilinear", "Trilinear", (3,)))
              for nd in dims}
 _MODES_NEED = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+
+
+def _upsample_kernel(input, mode, output_size, scales):
+    """The static ``kernel`` of an upsample op: which of torch's CPU kernels runs, where that shows in the result or
+    in the refusal of an integer or bool input; else None (one program then serves every layout).
+
+    "channels_last": cpu_upsample_{nearest,linear}_channels_last, which torch runs for a 2-d resize of a
+    channels-last input of more than 3 channels or to at most 128 rows plus columns, and for a 3-d one of a
+    channels-last input of more than 3 channels (nearest's indices then differ for a scale factor that a
+    same or a doubled size contradicts); "generic": upsample_generic_Nd, and for uint8 bilinear / bicubic of more
+    than 4 channels into a row-major output, separable_upsample_generic_Nd (see ``_uint8_resize``; x86 torch takes
+    its AVX2 kernel for up to 4 channels). (torch also runs the channels-last kernel for a bilinear resize of 3
+    channels with one intra-op thread: not followed.)"""
+    dt = input._data.dtype
+    if dt == np.uint8 and mode in ("bilinear", "bicubic"):
+        return "generic" if input.shape[1] > 4 and layout.suggested_format(input) is None else None
+    if dt.kind not in "biu" and not (mode == "nearest" and any(s is not None for s in scales)):
+        return None
+    nd = len(output_size)
+    if nd == 1 or mode == "bicubic":
+        return "generic"
+    wide = input.shape[1] > 3 and input.is_contiguous(memory_format=channels_last if nd == 2 else channels_last_3d)
+    return "channels_last" if wide or (nd == 2 and sum(output_size) <= 128) else "generic"
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -146,21 +247,31 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("either size or scale_factor should be defined")
     if antialias:
         raise NotImplementedError("torchlike: interpolate(antialias=True) is not supported")
-    if dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_MODES_NEED):
-        if mode in _MODES_NEED and dim in (1, 2, 3):
+    wrong = mode in _MODES_NEED and input.ndim != _MODES_NEED[mode]
+    if dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_MODES_NEED) or wrong:
+        if wrong and dim in (1, 2, 3) and mode != "bicubic":  # (torch names no need of bicubic's)
             raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_MODES_NEED[mode]}D input")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
-    if mode in _MODES_NEED and input.ndim != _MODES_NEED[mode]:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_MODES_NEED[mode]}D input")
     output_size = tuple(int(o) for o in output_size)
     scales = tuple(None if s is None else float(s) for s in scales)
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, output_size)
+    spatial = tuple(input.shape[2:])
+    if min(spatial + output_size) <= 0:  # (torch's upsample_{1,2,3}d_common_check)
+        names = "DHW"[3 - dim:]
+        given = ", ".join(f"{c}: {v}" for c, v in zip(names, spatial))
+        wanted = ", ".join(f"{c}: {v}" for c, v in zip(names, output_size))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({given}) "
+                           f"{'and ' if dim == 1 else ''}output ({wanted})")
+    if input.numel() == 0 and math.prod(input.shape[1:]) == 0:
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
+    kernel = _upsample_kernel(input, mode, output_size, scales)
     if mode.startswith("nearest"):
-        return apply(_UPSAMPLE[mode, dim], (input,), (output_size, scales))
-    return apply(_UPSAMPLE[mode, dim], (input,), (output_size, bool(align_corners), scales))
+        return apply(_UPSAMPLE[mode, dim], (input,), (output_size, kernel, scales))
+    return apply(_UPSAMPLE[mode, dim], (input,), (output_size, bool(align_corners), kernel, scales))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
