@@ -190,7 +190,7 @@ _L1, _L1W, _L2, _L3, _L3W = (_LR.standard_normal(s) for s in ((1, 2, 5), (2, 2, 
 AREAS = {
     "linalg": {f"linalg_module.{n}": LM.CASES[n][:2] for n in (
         "det", "det_singular", "slogdet", "logdet", "inv", "solve", "solve_vector", "solve_right", "lstsq",
-        "cholesky", "cholesky_upper", "qr", "eigh", "eig", "svd", "svd_full", "svdvals", "pinv", "pinv_wide",
+        "cholesky", "cholesky_upper", "legacy_cholesky", "qr", "eigh", "eig", "svd", "svd_full", "svdvals", "pinv", "pinv_wide",
         "pinv_hermitian", "matrix_exp", "householder_product", "lu_factor", "lu", "lu_solve", "lu_solve_right",
         "solve_triangular", "solve_triangular_unit", "addbmm", "addmv", "addr", "inplace_add", "norm_nuc",
         "matrix_norm_1", "matrix_power_neg", "multi_dot", "vander", "vecdot", "tensorsolve")},

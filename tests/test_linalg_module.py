@@ -62,6 +62,7 @@ CASES = {
               "LinalgLstsqBackward0"),
     "cholesky": (lambda m, x: L(m).cholesky(_spd(x)), [M], "LinalgCholeskyExBackward0"),
     "cholesky_upper": (lambda m, x: L(m).cholesky_ex(_spd(x), upper=True).L, [M], "LinalgCholeskyExBackward0"),
+    "legacy_cholesky": (lambda m, x: m.cholesky(_spd(x), upper=True), [M], "CholeskyBackward0"),  # (deprecated in torch)
     "qr": (lambda m, x: L(m).qr(x), [R], "LinalgQrBackward0"),
     "qr_square": (lambda m, x: L(m).qr(x), [M2], "LinalgQrBackward0"),
     "eigh": (lambda m, x: (L(m).eigh(_sym(x)).eigenvalues, L(m).eigh(_sym(x)).eigenvectors ** 2), [M],

@@ -61,3 +61,28 @@ def test_rms_norm_dtypes_as_torch(xd, wd, eps, monkeypatch):
     tol = 2e-2 if "16" in xd else 1e-5
     np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=tol, atol=tol)
     np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=tol, atol=tol * np.abs(seen[1][3]).max())
+
+
+_BF16_CASES = [  # ops that tested a dtype's NumPy kind for "f" and so took bfloat16 (kind "V") for something else
+    "m.histc(b, 4)", "m.sign(m.tensor([-0.0, float('nan'), -2.0]).bfloat16())",
+    "m.zeros(3).bfloat16().index_reduce(0, m.tensor([0, 0, 1]), m.tensor([1.0, 2.0, 3.0]).bfloat16(), 'amax')",
+    "m.zeros(3).bfloat16().index_reduce(0, m.tensor([0, 0, 1]), m.tensor([1.0, 2.0, 3.0]).bfloat16(), 'amin', "
+    "include_self=False)",
+    "b.reshape(2, 2).clone().apply_(lambda v: v * 2)", "m.bincount(m.tensor([0, 1, 1]), weights=b[:3])",
+    "m.cdist(b.reshape(2, 2), b.reshape(2, 2))", "m.cdist(b.reshape(2, 2).half(), b.reshape(2, 2).half())",
+    "m.cdist(b.reshape(2, 2).float(), b.reshape(2, 2))", "m.cdist(b.reshape(2, 2).float(), b.reshape(2, 2).double())",
+    "m.nn.functional.pdist(b.reshape(2, 2))", "m.nn.functional.cosine_similarity(b.reshape(2, 2), b.reshape(2, 2))",
+]
+
+
+@pytest.mark.parametrize("expr", _BF16_CASES)
+def test_bfloat16_is_a_floating_type_everywhere(expr):
+    seen = []
+    for m in (tl, torch):
+        b = m.tensor([0.5, -1.0, 0.0, 2.0]).bfloat16()  # noqa: F841 - used by the expressions
+        try:
+            r = eval(expr)  # noqa: S307 - fixed test expressions
+            seen.append((str(r.dtype).split(".")[1], r.float().tolist()))
+        except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]

@@ -578,8 +578,10 @@ def pdist(input, p=2):
     """p-norm distances between each pair of rows of a 2-D input, as torch.pdist (PdistBackward0)."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":  # ("V": bfloat16)
         raise RuntimeError("pdist only supports floating-point dtypes")
+    if input._data.dtype.itemsize == 2:  # (torch's CPU kernel: float and double only)
+        raise NotImplementedError(f"\"pdist\" not implemented for '{type_word(input)}'")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     return apply(_pdist, (input,), (float(p),))

@@ -1270,8 +1270,8 @@ def index_copy(input, dim, index, source, *, out=None):
 
 # ----- index_reduce (torch's index_reduce_func_impl and index_reduce_backward) ---------------------------------
 _REDUCE_INIT = {"prod": lambda dt: 1, "mean": lambda dt: 0,
-                "amax": lambda dt: -jnp.inf if dt.kind == "f" else jnp.iinfo(dt).min,
-                "amin": lambda dt: jnp.inf if dt.kind == "f" else jnp.iinfo(dt).max}
+                "amax": lambda dt: -jnp.inf if dt.kind in "fV" else jnp.iinfo(dt).min,  # ("V": bfloat16)
+                "amin": lambda dt: jnp.inf if dt.kind in "fV" else jnp.iinfo(dt).max}
 
 
 def _segment_prod(src, index, size):

@@ -728,12 +728,16 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if x1._data.dtype.kind != "f":
+    if x1._data.dtype.kind not in "fV":  # ("V": bfloat16)
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_word(x1)}")
-    if x2._data.dtype.kind != "f":
+    if x2._data.dtype.kind not in "fV":
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_word(x2)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_word(x1)} but found {_word(x2)}")
+    if x1._data.dtype.itemsize == 2:  # (torch's CPU kernel: float and double only)
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_word(x1)}'")
     batch = _broadcast_batch(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     r1, r2 = x1.shape[-2], x2.shape[-2]
     if p == 2 and x1.numel() and x2.numel() and (compute_mode == "use_mm_for_euclid_dist" or (

@@ -734,7 +734,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """The cosine of the angle between x1 and x2 (broadcast) along dim, each divided by its norm (at least eps)
     first, as torch's composite: norms, clones clamped without grad, divisions, product, sum."""
     common = _dtype._result_type(x1, x2)
-    if common._np.kind != "f":
+    if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_type_word(common._np)}")
     if x1._data.dtype.kind in "biu":
@@ -798,14 +798,14 @@ def unfold(self, dimension, size, step):
     return _view_apply(_unfold, self, (int(dimension), int(size), int(step)))
 
 
-_PY_TYPE = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+_PY_TYPE = {"b": bool, "i": int, "u": int, "f": float, "V": float, "c": complex}  # ("V": bfloat16)
 
 
 def _to_number(kind, value):
     """A callable's result as torch unpacks it into an element of the given kind (TypeError as torch's)."""
     if kind in "biu":
         return int(value) if isinstance(value, float) else operator.index(value)
-    if kind == "f" and not isinstance(value, (int, float, np.number)):
+    if kind in "fV" and not isinstance(value, (int, float, np.number)):
         raise TypeError(f"must be real number, not {type(value).__name__}")
     return value
 

@@ -393,7 +393,7 @@ def _no_inplace_derivative(name, entry):
 
 def _real_sign(self):
     """torch's sign of a real tensor: NaN and -0. give 0."""
-    return jnp.where(jnp.isnan(self) | (self == 0), 0, jnp.sign(self)).astype(self.dtype) if self.dtype.kind == "f" \
+    return jnp.where(jnp.isnan(self) | (self == 0), 0, jnp.sign(self)).astype(self.dtype) if self.dtype.kind in "fV" \
         else jnp.sign(self)
 
 

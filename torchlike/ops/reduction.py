@@ -800,7 +800,7 @@ def _histc(self, *, bins, lo, hi):
 def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002 - torch's names
     """Counts of input's values in ``bins`` equal bins over [min, max] (both 0: the values' own range); values
     outside are left out. Not differentiable."""
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":  # (bfloat16's kind is "V")
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_word(input._data.dtype)}'")
     if out is not None:
         if out._data.dtype != input._data.dtype:
