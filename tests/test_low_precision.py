@@ -86,3 +86,35 @@ def test_bfloat16_is_a_floating_type_everywhere(expr):
         except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
             seen.append((type(e).__name__, str(e)))
     assert seen[0] == seen[1]
+
+
+_NORMS = {  # f(module, x, w): half inputs with float32 (CPU autocast's) or half parameters
+    "layer_norm": lambda m, x, w: m.nn.functional.layer_norm(x, (8,), w, None if w is None else w * 0.5),
+    "group_norm": lambda m, x, w: m.nn.functional.group_norm(x.reshape(3, 4, 2), 2, None if w is None else w[:4],
+                                                             None if w is None else w[:4] * 0.5),
+    "sdpa": lambda m, x, w: m.nn.functional.scaled_dot_product_attention(
+        x.reshape(1, 3, 2, 4), x.reshape(1, 3, 2, 4) * 0.5, x.reshape(1, 3, 2, 4),
+        attn_mask=None if w is None else w[:4].reshape(2, 2)),
+}
+
+
+@pytest.mark.parametrize("xd,wd", [("bfloat16", "float32"), ("bfloat16", "bfloat16"), ("bfloat16", None),
+                                   ("float16", "float32"), ("float32", "float32")])
+@pytest.mark.parametrize("name", list(_NORMS))
+def test_normalizations_of_half_types_as_torch(name, xd, wd):
+    """layer_norm / group_norm of a half input with float32 parameters (torch's CPU mixed dtype: what autocast
+    gives a LayerNorm after a Linear) computed in float32, the result in the input's dtype, the parameters'
+    gradients in theirs; sdpa of half inputs (a float32 additive mask too) in float32 as torch's flash kernel."""
+    x0 = np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)
+    seen = []
+    for m in (tl, torch):
+        x = m.tensor(x0).to(getattr(m, xd)).requires_grad_()
+        w = None if wd is None else m.linspace(0.5, 1.5, 8).to(getattr(m, wd)).requires_grad_()
+        y = _NORMS[name](m, x, w)
+        y.float().square().sum().backward()
+        seen.append((str(y.dtype).split(".")[1], y.grad_fn.name(), str(x.grad.dtype).split(".")[1],
+                     y.detach().float().numpy(), x.grad.float().numpy()))
+    assert seen[0][:3] == seen[1][:3]
+    tol = 2e-2 if "16" in xd else 1e-5
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=tol, atol=tol)
+    np.testing.assert_allclose(seen[0][4], seen[1][4], rtol=tol, atol=tol * np.abs(seen[1][4]).max())

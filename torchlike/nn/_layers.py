@@ -30,6 +30,14 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "em
 _HIGHEST = jax.lax.Precision.HIGHEST
 
 
+_HALF = (np.dtype(jnp.bfloat16), np.dtype(np.float16))
+
+
+def _opmath(x):
+    """``x`` in torch's CPU opmath type: half types computed in float32."""
+    return x.astype(jnp.float32) if x.dtype in _HALF else x
+
+
 def _size_str(shape):
     return f"torch.Size({list(shape)})"
 
@@ -58,20 +66,26 @@ def _check_mixed(input, *params, mixed=False):
 @op("NativeLayerNormBackward0", save=("input", "weight", "bias", "result1", "result2"),
     outputs=("result", "result1", "result2"), attrs=("normalized_shape",), grad_outputs=1)
 def _layer_norm(input, weight, bias, *, normalized_shape, eps):
+    """In torch's opmath (half types in float32); mean and rstd in the parameters' dtype (float32 for a mixed
+    call), the result in the input's."""
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
-    mean = jnp.mean(input, axes, keepdims=True)
-    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(input - mean), axes, keepdims=True) + eps)
-    out = (input - mean) * rstd
+    x = _opmath(input)
+    mean = jnp.mean(x, axes, keepdims=True)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean), axes, keepdims=True) + eps)
+    out = (x - mean) * rstd
     if weight is not None:
-        out = out * weight
+        out = out * _opmath(weight)
     if bias is not None:
-        out = out + bias
-    return out, mean, rstd
+        out = out + _opmath(bias)
+    stat = (weight if weight is not None else bias if bias is not None else input).dtype
+    return out.astype(input.dtype), mean.astype(stat), rstd.astype(stat)
 
 
 @_layer_norm.derivative
 def _(grads, input, weight, result1, result2, normalized_shape):
-    grad, g_mean, g_rstd = grads  # mean and rstd are outputs too: create_graph sends them gradients
+    grad, g_mean, g_rstd = (_opmath(g) for g in grads)  # mean and rstd are outputs too: create_graph sends them
+    input, result1, result2 = _opmath(input), _opmath(result1), _opmath(result2)  # gradients (each gradient is
+    weight = None if weight is None else _opmath(weight)  # then cast to its input's dtype)
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     lead = tuple(range(input.ndim - len(normalized_shape)))
     n = math.prod(normalized_shape)
@@ -96,7 +110,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if input.ndim < len(ns) or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
                            f"{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
-    _check_mixed(input, weight, bias)
+    _check_mixed(input, weight, bias, mixed=True)
     return apply(_layer_norm, (input, weight, bias), (ns, float(eps)))[0]
 
 
@@ -294,6 +308,11 @@ def _sum_heads(g, heads):
     save=("query", "key", "value", "attn_mask", "output", "logsumexp"), nondiff=("attn_mask",),
     outputs=("output", "logsumexp"), attrs=("dropout_p", "is_causal", "scale"))
 def _flash(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
+    """In torch's opmath (half types in float32, as torch's CPU kernel): the output in the query's dtype, logsumexp
+    in float32."""
+    dtype = query.dtype
+    query, key, value = _opmath(query), _opmath(key), _opmath(value)
+    attn_mask = None if attn_mask is None else _opmath(attn_mask)
     scores = _attn_scores(query, key, attn_mask, is_causal, scale)
     top = jnp.max(scores, -1, keepdims=True)
     top = jnp.where(jnp.isfinite(top), top, 0)
@@ -303,12 +322,14 @@ def _flash(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
     v = _repeat_heads(value, query.shape[1] // value.shape[1])
     out = jnp.einsum("bhls,bhse->bhle", p / jnp.where(empty, 1, total), v, precision=_HIGHEST)
     lse = jnp.where(empty, 0, top + jnp.log(jnp.where(empty, 1, total)))[..., 0]
-    return out, lse
+    return out.astype(dtype), lse
 
 
 @_flash.derivative
 def _(grads, query, key, value, attn_mask, output, logsumexp, is_causal, scale):
-    g, g_lse = grads  # logsumexp is an output too: create_graph sends it a gradient
+    g, g_lse = (_opmath(t) for t in grads)  # logsumexp is an output too: create_graph sends it a gradient
+    query, key, value, output = _opmath(query), _opmath(key), _opmath(value), _opmath(output)  # (float32; each
+    attn_mask = None if attn_mask is None else _opmath(attn_mask)  # gradient is then cast to its input's dtype)
     rep = query.shape[1] // key.shape[1]
     scores = _attn_scores(query, key, attn_mask, is_causal, scale)
     p = jnp.exp(scores - logsumexp[..., None])
@@ -359,7 +380,7 @@ def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
         return False
     if mask is not None and (mask.ndim not in (2, 4) or (mask._requires_grad and grad_enabled())):
         return False
-    return q._data.dtype in (np.float32, np.float64)
+    return q._data.dtype in (np.float32, np.float64) or q._data.dtype in _HALF
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -396,7 +417,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-    """torch's _scaled_dot_product_attention_math, op by op."""
+    """torch's _scaled_dot_product_attention_math, op by op: half types computed in float32 (ToCopyBackward0 in
+    and out, as torch's)."""
+    origin = query.dtype
+    if query._data.dtype in _HALF:
+        query, key, value = query.float(), key.float(), value.float()
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     root = math.sqrt(abs(s))
     q = apply(F._mul_scalar, (query,), (-root if s < 0 else root,))
@@ -413,7 +438,7 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     attn = apply(_safe_softmax, (attn,), (-1,))
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, True)
-    return _linalg.matmul(attn, value)
+    return _linalg.matmul(attn, value).to(origin)
 
 
 def _repeat_interleave(x, rep):

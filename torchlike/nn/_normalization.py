@@ -12,7 +12,7 @@ from .._internal import CPP_TYPE_NAMES, apply, layout, no_grad, op, views
 from ..ops import pointwise as _pw
 from ..ops._registry import _OpNode
 from ..ops.special import _add_scalar
-from ._layers import _check_mixed, batch_norm
+from ._layers import _check_mixed, _opmath, batch_norm
 from ._padding import pad
 from ._pooling import avg_pool2d, avg_pool3d
 
@@ -32,22 +32,27 @@ def _group_norm_apply(node, grads, mask=None):
     save=("input", "weight", "result1", "result2"), attrs=("N", "C", "HxW", "group", "eps"),
     node_apply=_group_norm_apply, layout=layout.suggested)
 def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
-    x = input.reshape(N, group, -1)
+    """In torch's opmath (as layer_norm's): mean and rstd in the parameters' dtype, the result in the input's."""
+    x = _opmath(input).reshape(N, group, -1)
     mean = jnp.mean(x, -1)
     rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean[..., None]), -1) + eps)
     out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
     chan = (1, -1) + (1,) * (input.ndim - 2)
     if weight is not None:
-        out = out * weight.reshape(chan)
+        out = out * _opmath(weight).reshape(chan)
     if bias is not None:
-        out = out + bias.reshape(chan)
-    return out, mean, rstd
+        out = out + _opmath(bias).reshape(chan)
+    stat = (weight if weight is not None else bias if bias is not None else input).dtype
+    return out.astype(input.dtype), mean.astype(stat), rstd.astype(stat)
 
 
 @_group_norm.derivative
 def _(grads, input, weight, result1, result2, N, C, group, bias_shape=None):
     """torch's formula from the saved mean and rstd (result1, result2; bias, which only shifts, is not saved):
     under create_graph their history carries their own dependence on the input, as torch's."""
+    grads = [_opmath(g) for g in grads]  # (each gradient is then cast to its input's dtype)
+    input, result1, result2 = _opmath(input), _opmath(result1), _opmath(result2)
+    weight = None if weight is None else _opmath(weight)
     g = grads[0].reshape(N, C, -1)
     xhat = ((input.reshape(N, group, -1) - result1[..., None]) * result2[..., None]).reshape(N, C, -1)
     dw = None if weight is None else jnp.sum(g * xhat, (0, 2))
@@ -73,7 +78,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (t.ndim != 1 or t.shape[0] != C):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    _check_mixed(input, weight, bias)
+    _check_mixed(input, weight, bias, mixed=True)
     hxw = math.prod(input.shape[2:])
     return apply(_group_norm, (input, weight, bias), (N, C, hxw, int(num_groups), float(eps)))[0]
 
