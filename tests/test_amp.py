@@ -249,3 +249,33 @@ def test_a_convolution_block_under_autocast_as_torch(checkpointed):
     assert ld == td == "bfloat16"
     for a, b in ((ly, ty), (lgx, tgx), (lgw, tgw)):
         np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2)
+
+
+_ENTRY_CASES = [  # ops whose own checks ran before autocast's cast, or composites autocast casts as a whole
+    "m.baddbmm(a[None], b[None], b[None])", "m.addbmm(a, b[None], b[None])", "F.prelu(b[None], m.ones(1))",
+    "m.prelu(b[None], m.ones(1))", "F.l1_loss(b, b * 0)", "b.prod()", "m.cdist(b, b)", "m.inverse(b + m.eye(2))",
+    "m.linalg.inv(b + m.eye(2))", "m.fft.rfft(b)", "m.fft.fft2(b)", "F.conv_transpose1d(b[None], m.ones(2, 2, 2))",
+    "F.cross_entropy(b, m.tensor([0, 1]))", "m.trace(b)", "F.binary_cross_entropy_with_logits(b, b)",
+    "F.mse_loss(b, a)", "F.linear(a, b)", "m.mm(a, b)", "m.polar(b, b)",
+    "m.nn.LayerNorm(4)(m.nn.Linear(4, 4)(m.ones(2, 4)))",
+    "m.nn.GroupNorm(2, 4)(m.nn.Linear(4, 4)(m.ones(2, 4)))",
+    "mha(x, x, x, key_padding_mask=m.tensor([[False, False, True]]))[0]",
+    "mha(x, x, x, attn_mask=m.zeros(3, 3))[0]",
+]
+
+
+@pytest.mark.parametrize("expr", _ENTRY_CASES)
+def test_autocast_casts_whole_ops_as_torch(expr):
+    """Result dtypes under CPU autocast as torch's: the lower-precision ops cast every tensor argument (an attention
+    mask, baddbmm's float32 input) before their checks, the float32 ops and composites (losses, prod, linalg, fft)
+    run in float32; LayerNorm after a Linear takes the bfloat16 input with its float32 parameters."""
+    got = []
+    for m in (tl, torch):
+        F = m.nn.functional  # noqa: F841, N806 - used by the expressions
+        a = m.ones(2, 2)
+        b = a.bfloat16()  # noqa: F841
+        m.manual_seed(0)
+        mha, x = m.nn.MultiheadAttention(4, 2, batch_first=True), m.ones(1, 3, 4)  # noqa: F841
+        with m.autocast("cpu"):
+            got.append(str(eval(expr).dtype).split(".")[1])  # noqa: S307 - fixed test expressions
+    assert got[0] == got[1]

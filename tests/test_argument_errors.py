@@ -48,6 +48,7 @@ TEMPLATES = {
     "tensor": (([1.0, 2.0],), {}), "as_tensor": (([1.0, 2.0],), {}), "from_numpy": ((np.ones(2),), {}),
     "zeros": ((2,), {}), "ones": ((2,), {}), "empty": ((2,), {}), "full": (((2,), 1.5), {}), "rand": ((2,), {}),
     "randn": ((2,), {}), "randint": ((3, (2,)), {}), "randperm": ((3,), {}), "arange": ((3,), {}),
+    "range": ((0, 3), {}),
     "linspace": ((0.0, 1.0, 3), {}), "eye": ((2,), {}), "manual_seed": ((0,), {}), "normal": ((0.0, 1.0, (2,)), {}),
     "full_like": ((F, 2.0), {}), "randint_like": ((F, 3), {}),
     "new_tensor": ((F, [1.0]), {}), "new_full": ((F, (2,), 1.0), {}), "new_zeros": ((F, 2), {}),

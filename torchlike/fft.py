@@ -5,7 +5,7 @@ import numpy as np
 from . import _dtype
 from ._internal import apply
 from ._tensor import Tensor, _wrap_dim
-from .ops import creation as _creation, pointwise as _pw, other as _other
+from .ops import _registry, creation as _creation, pointwise as _pw, other as _other
 from .ops.spectral import _c2c, _r2c, _c2r, _constant_pad
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn",
@@ -23,9 +23,10 @@ def _code(norm, forward, name):
 
 
 def _float(x, name):
-    """Integers and bools as the default float, as torch promotes them."""
+    """Integers and bools as the default float, as torch promotes them (float32 under autocast, as torch's)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    x, = _registry.autocast_args("fft_" + name, x)
     if x.dtype in (_dtype.float16, _dtype.bfloat16):  # (torch's CPU FFTs: pocketfft has no half types)
         raise RuntimeError(f"Unsupported dtype {_dtype._SCALAR_TYPE[x.dtype.name]}")
     return x if x._data.dtype.kind in "fcV" else x.to(_dtype.get_default_dtype())

@@ -19,31 +19,13 @@ from .. import _dtype
 from .. import cuda as _cuda
 from .._device import device as _device_cls
 from .._tensor import Tensor
+from ..ops import _autocast_lists as _lists
 from . import _hook
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd",
            "custom_bwd"]
 
-_LOWER = {
-    "cpu": {"mm", "bmm", "addmm", "baddbmm", "convolution", "linear", "matmul",
-            "_scaled_dot_product_flash_attention_for_cpu"},
-    "cuda": {"mm", "bmm", "addmm", "baddbmm", "mv", "dot", "convolution", "linear", "matmul",
-             "_scaled_dot_product_flash_attention_for_cpu"},
-}
-_FP32 = {
-    "cpu": {"mse_loss", "nll_loss", "nll_loss2d", "binary_cross_entropy_with_logits", "prod", "reflection_pad2d",
-            "replication_pad2d"},
-    "cuda": {"acos", "asin", "cosh", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh",
-             "tan", "pow", "softplus", "native_layer_norm", "mse_loss", "nll_loss", "nll_loss2d",
-             "binary_cross_entropy_with_logits", "logsumexp", "prod", "softmax", "log_softmax", "cumsum",
-             "linalg_vector_norm", "sum"},
-}
-_NN_LOSSES = {"binary_cross_entropy", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "multi_margin_loss",  # (nn)
-              "multilabel_margin_loss", "ctc_loss", "kl_div", "cosine_embedding_loss", "hinge_embedding_loss",
-              "poisson_nll_loss", "margin_ranking_loss", "triplet_margin_loss"}
-_FP32["cpu"] |= _NN_LOSSES
-_FP32["cuda"] |= _NN_LOSSES
-_PROMOTE = {"cpu": set(), "cuda": {"addcdiv", "addcmul", "atan2", "scatter_add"}}
+_LOWER, _FP32, _PROMOTE = _lists.LOWER, _lists.FP32, _lists.PROMOTE
 _AVAILABLE = ("cpu", "cuda", "ipu", "xpu", "maia", "xla", "mps", "hpu", "mtia", "privateuseone")
 _DEFAULT = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
 _ELIGIBLE = (_dtype.float16, _dtype.bfloat16, _dtype.float32)
@@ -115,7 +97,7 @@ def _cast(name, args):
 
 
 def _eligible(a, dev):
-    return a is not None and a.dtype in _ELIGIBLE and a.device.type == dev
+    return isinstance(a, Tensor) and a.dtype in _ELIGIBLE and a.device.type == dev
 
 
 class autocast:

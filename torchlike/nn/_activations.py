@@ -15,7 +15,7 @@ import numpy as np
 from .._internal import OpDef, OpNode, apply, apply_inplace, grad_enabled, no_grad, type_word, wrap
 from .._tensor import _wrap_dim
 from ..ops import _layout, creation as _creation, pointwise as _pw
-from ..ops._registry import op as _op
+from ..ops._registry import autocast_args as _autocast_args, op as _op
 from ..ops.pointwise import _check_tensor_arg, _torch_mask
 from .functional import _softmax_dim  # (functional imports this module after defining it)
 
@@ -272,6 +272,7 @@ def _(grad, self, weight):
 @_tensor_args("prelu", "input", "weight")
 def prelu(input, weight):
     """x where x > 0, else weight * x, weight per channel (dim 1) or shared (PreluKernelBackward0)."""
+    input, weight = _autocast_args("prelu", input, weight)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     channels = input.shape[1] if input.ndim >= 2 else 1

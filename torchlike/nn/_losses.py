@@ -66,9 +66,7 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return apply(_norm, (d,), (float(p), (max(dim, 0),) if d.ndim else None, bool(keepdim), dt))
 
 
-def _autocast(name, *tensors):
-    """The inputs of a composite loss as autocast casts them (to float32, at the composite as torch does)."""
-    return tensors if _registry._composite_cast is None else _registry._composite_cast(name, tensors)
+_autocast = _registry.autocast_args  # (a composite loss's inputs: to float32 under autocast, as torch's)
 
 
 def _apply_reduction(loss, red):

@@ -93,8 +93,7 @@ def _transposed(aval):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (AddmmBackward0 / MmBackward0 / views)."""
-    if _registry._composite_cast is not None:  # autocast casts linear's operands before its decomposition
-        input, weight, bias = _registry._composite_cast("linear", (input, weight, bias))
+    input, weight, bias = _registry.autocast_args("linear", input, weight, bias)  # (before its decomposition)
     if bias is not None and _fused_linear_ok(input, weight, bias):
         out = apply(_linear_addmm, (bias, input, weight), (1, 1))
         if out._grad_fn is not None:
@@ -443,6 +442,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error, composed as torch does: abs(input - target) then mean/sum."""
+    input, target, weight = _registry.autocast_args("l1_loss", input, target, weight)
     a, b = _broadcast_pair(input, target)
     if weight is not None:
         return _weighted((a - b).abs(), weight, input, reduction)
@@ -482,6 +482,8 @@ def _(grad, self, target, weight, pos_weight, reduction):
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """Sigmoid + binary cross entropy in one stable op (BinaryCrossEntropyWithLogitsBackward0)."""
+    input, target, weight, pos_weight = _registry.autocast_args("binary_cross_entropy_with_logits", input, target,
+                                                                 weight, pos_weight)
     red = _reduction(reduction, size_average, reduce)
     if input.shape != target.shape:
         raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size ({_size(input.shape)})")

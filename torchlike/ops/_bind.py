@@ -32,7 +32,7 @@ from .._device import device as _device
 from .._dtype import dtype as _dtype
 from .. import _grad_mode as _gm
 from .._tensor import Tensor, _differentiable_dtype
-from . import _registry
+from . import _autocast_lists, _registry
 
 _declared = []
 
@@ -151,6 +151,8 @@ _FUNCTIONS = {
     "arange":
         "Scalar end, *, Tensor out=None, TensorOptions | Scalar start, Scalar end, *, TensorOptions |"
         " Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, TensorOptions",
+    "range": "Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, ScalarType? dtype=None, "
+             "Layout layout=torch.strided, Device? device=None, bool requires_grad=False",  # (torch's own binding)
     "arctan2 atan2 hypot logaddexp logical_and logical_or logical_xor matmul maximum minimum mul":
         "Tensor input, Tensor other, *, Tensor out=None",
     "argmax argmin": "Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None",
@@ -440,6 +442,9 @@ _FUNCTIONS = {
         " Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None",
     # torch.linalg's functions, by their parser names
     "linalg_cholesky": "Tensor input, *, bool upper=False, Tensor out=None",
+    "cholesky": "Tensor input, bool upper=False, *, Tensor out=None",
+    "svd": "Tensor input, bool some=True, bool compute_uv=True, *, TensorList[3] out=None",
+    "qr": "Tensor input, bool some=True, *, TensorList[2] out=None",
     "linalg_cholesky_ex": "Tensor input, *, bool upper=False, bool check_errors=False, TensorList[2] out=None",
     "linalg_cond": "Tensor input, Scalar? p=None, *, Tensor out=None | Tensor input, str p, *, Tensor out=None",
     "linalg_cross": "Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None",
@@ -922,7 +927,7 @@ def _method_signatures(name):
         items = sig.removeprefix("hidden ").split(", ")
         if items[0] != "Tensor input":
             continue
-        items = [i for i in items[1:] if i not in ("Tensor out=None", "TensorList[2] out=None")]
+        items = [i for i in items[1:] if not (i.startswith("Tensor") and i.endswith(" out=None"))]
         if items and items[-1] == "*":
             items.pop()
         out.append(("hidden " if hidden else "") + ", ".join(items))
@@ -1270,7 +1275,23 @@ def _guard(fn, name, method):
                 raise TypeError(str(e).replace(f"{fn.__qualname__}()", f"{name}()", 1)) from None
             raise
     call._seen = seen
+    if name in _autocast_lists.AT_ENTRY:
+        call = _cast_at_entry(call, name)
     return _named(call, fn, name)
+
+
+def _cast_at_entry(call, name):
+    """An op of torch's autocast lists: while autocast is on, its tensor arguments cast before anything else runs
+    (torch's autocast wraps the whole op, so its checks see the cast dtypes)."""
+    def cast_call(*args, **kwargs):
+        cast = _registry._composite_cast
+        if cast is not None:
+            args = cast(name, args)
+            if kwargs:
+                kwargs = dict(zip(kwargs, cast(name, tuple(kwargs.values()))))
+        return call(*args, **kwargs)
+    cast_call._seen = call._seen
+    return cast_call
 
 
 # torch functions with no derivative (they never record a node, so never read their inputs' grad_fn)

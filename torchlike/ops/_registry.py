@@ -683,6 +683,12 @@ _hook = None  # while autocast or a profiler is on: fn(op, args, run, inplace, s
 _composite_cast = None  # while autocast is on: fn(name, args) -> args, for composites torch's autocast lists
 
 
+def autocast_args(name, *tensors):
+    """The inputs of the composite ``name`` as autocast casts them where torch's autocast wraps the whole op
+    (unchanged while autocast is off)."""
+    return tensors if _composite_cast is None else _composite_cast(name, tensors)
+
+
 def set_dispatch_hook(fn):
     """Install (or, with None, remove) the function every table op dispatches through (autocast, profiler); with
     None in lazy mode, the lazy recorder is back."""

@@ -12,7 +12,7 @@ from ._bind import public
 from ._registry import _apply, op
 from ._return_types import structseq
 from .creation import _check_requires_grad, _finish, _number, zeros
-from .linalg_module import _check, _cholesky_ex, _qr, _raise_info, _svd
+from .linalg_module import _check, _cholesky_ex, _out, _qr, _raise_info, _svd
 
 _LEGACY = {  # torch's once-a-process warnings
     "qr": "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
@@ -35,7 +35,7 @@ def _legacy_warning(name):
 
 
 @public
-def svd(input, some=True, compute_uv=True):
+def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with V the conjugate transpose of linalg.svd's Vh (LinalgSvdBackward0), reduced unless
     ``some=False``; ``compute_uv=False``: U and V zero (m x m, n x n), S alone differentiable."""
     if input.ndim < 2:  # (torch's svd has a message of its own)
@@ -46,18 +46,18 @@ def svd(input, some=True, compute_uv=True):
         S = _apply(_svd, (input,), (False,))[1]
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
-        return structseq("svd", ("U", "S", "V"))(zeros(*batch, m, m, dtype=input.dtype), S,
-                                                 zeros(*batch, n, n, dtype=input.dtype))
+        return _out(structseq("svd", ("U", "S", "V"))(zeros(*batch, m, m, dtype=input.dtype), S,
+                                                      zeros(*batch, n, n, dtype=input.dtype)), out)
     U, S, Vh = _apply(_svd, (input,), (not some,))
-    return structseq("svd", ("U", "S", "V"))(U, S, Vh.mH)
+    return _out(structseq("svd", ("U", "S", "V"))(U, S, Vh.mH), out)
 
 
 @public
-def qr(input, some=True):
+def qr(input, some=True, *, out=None):
     """torch.qr: linalg.qr in mode 'reduced' (or 'complete' with ``some=False``), after torch's warning."""
     _legacy_warning("qr")
     _check(input, "linalg.qr", square=False)
-    return structseq("qr", ("Q", "R"))(*_apply(_qr, (input,), ("reduced" if some else "complete",)))
+    return _out(structseq("qr", ("Q", "R"))(*_apply(_qr, (input,), ("reduced" if some else "complete",))), out)
 
 
 @op("CholeskyBackward0", save=("result",), attrs=("upper",))
@@ -69,7 +69,7 @@ _cholesky.derivative(lambda grad, result, upper: _cholesky_ex.backward((grad, No
 
 
 @public
-def cholesky(input, upper=False):
+def cholesky(input, upper=False, *, out=None):
     """torch.cholesky: the lower (or ``upper``) Cholesky factor (CholeskyBackward0), after torch's warning."""
     _legacy_warning("cholesky")
     _check(input, "cholesky")
@@ -78,12 +78,11 @@ def cholesky(input, upper=False):
         _raise_info(_apply(_cholesky_ex, (input.detach(),), (bool(upper),))[1],
                     "cholesky: {where}The factorization could not be completed because the input is not "
                     "positive-definite (the leading minor of order {k} is not positive-definite).")
-    return result
+    return _out(result, out)
 
 
 @public(method=False)
-def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
-           requires_grad=False):
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.range (deprecated in torch for arange): start to end *inclusive* by step, in the default dtype."""
     _legacy_warning("range")
     d = _dtype.to_dtype(dtype) or _dtype.get_default_dtype()

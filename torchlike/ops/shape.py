@@ -771,9 +771,9 @@ def cat(tensors, dim=0, *, out=None):
 
 
 @public(method=False)
-def concatenate(tensors, axis=0, *, out=None):
-    """Alias of cat."""
-    return cat(tensors, axis, out=out)
+def concatenate(tensors, dim=0, *, out=None):
+    """Alias of cat (``axis=`` too, as every function torch parses)."""
+    return cat(tensors, dim, out=out)
 
 
 
