@@ -106,7 +106,7 @@ def error_of(fn):
             warnings.simplefilter("ignore")
             fn()
     except Exception as e:  # noqa: BLE001 - any error is an outcome to compare
-        return type(e).__name__, str(e).splitlines()[0]
+        return type(e).__name__, (str(e).splitlines() or [""])[0]  # (an empty message has no first line)
     return None
 
 

@@ -112,3 +112,27 @@ ERRORS = [
 @pytest.mark.parametrize("k", range(len(ERRORS)))
 def test_errors_as_torch(k):
     assert_same_error(ERRORS[k])
+
+
+def test_manual_seed_takes_torchs_64_bit_seeds():
+    """Negative seeds wrap to 64 bits (the same stream), seeds out of range raise torch's ValueError, a Generator
+    refuses a string as torch's does."""
+    outcomes = []
+    for m in (tl, torch):
+        row = []
+        for s in (2 ** 64, 2 ** 64 - 1, -1, -2 ** 63 - 1, -2 ** 63, 1.5, True, "3"):
+            try:
+                row.append(m.manual_seed(s).initial_seed())
+            except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
+                row.append((type(e).__name__, str(e)))
+        try:
+            m.Generator().manual_seed("3")
+        except RuntimeError as e:
+            row.append(str(e))
+        outcomes.append(row)
+    assert outcomes[0] == outcomes[1]
+    tl.manual_seed(-1)
+    a = tl.rand(3)
+    tl.manual_seed(2 ** 64 - 1)
+    assert (tl.rand(3) == a).all()
+    tl.manual_seed(0)

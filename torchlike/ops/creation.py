@@ -11,6 +11,7 @@ with torch's formulas in torch's accumulation types.
 import functools
 import itertools
 import math
+import numbers
 import threading
 import warnings
 
@@ -629,8 +630,13 @@ class Generator:
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
-        """Reset the key from ``seed``; returns the generator."""
+        """Reset the key from ``seed`` (a 64-bit seed: negative ones wrap, as torch's); returns the generator."""
+        if not isinstance(seed, numbers.Real):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = int(seed)
+        if not -2 ** 63 <= seed < 2 ** 64:
+            raise ValueError("Overflow when unpacking long long")
+        seed %= 2 ** 64
         with self._lock:
             self._seed = seed
             self._key_value = None  # made on first use, so importing torchlike starts no JAX backend
@@ -680,7 +686,7 @@ default_generator = public(Generator(), name="default_generator", method=False)
 @public(method=False)
 def manual_seed(seed):
     """Reset the global generator so later random draws are reproducible; returns it."""
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))
 
 
 @public(method=False)
