@@ -523,3 +523,26 @@ def _names(t):
         names.append(node.name())
         node = node.next_functions[0][0]
     return names
+
+
+@pytest.mark.parametrize("case", [
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x[:, :, 0], 1),
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x[:, :, 0].contiguous().to(memory_format=m.channels_last), 1),
+    lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, 1),
+    lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.to(memory_format=m.channels_last_3d), (1, 1, 1)),
+    lambda m, x: m.nn.functional.adaptive_avg_pool1d(x[0, :, 0, 0], 1),
+    lambda m, x: m.nn.AdaptiveAvgPool2d((1, 1))(x[0, :, 0]),
+])
+def test_adaptive_average_to_one_element_is_a_mean_as_torch(case):
+    """torch computes adaptive average pooling to 1 x 1 (x 1) as a mean (MeanBackward1, its saved dims), laid out
+    channels-last again by as_strided_ for a channels-last input: graph, strides, values and gradients."""
+    x_np = np.random.default_rng(5).standard_normal((2, 3, 4, 4, 4)).astype(np.float32)
+    seen = []
+    for m in (tl, torch):
+        x = m.tensor(x_np, requires_grad=True)
+        y = case(m, x)
+        y.square().sum().backward()
+        seen.append((y.grad_fn.name(), tuple(y.stride()), y.detach().numpy(), x.grad.numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-5, atol=1e-6)

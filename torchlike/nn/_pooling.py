@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._internal import apply, layout, op, type_word
-from ..ops import pointwise as _pw, shape as _shape
+from ..ops import pointwise as _pw, reduction as _red, shape as _shape
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -359,16 +359,33 @@ def _adaptive_check(input, nd, fn, colon=""):
         raise RuntimeError(f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} {list(input.shape)}")
 
 
+def _one_per_plane(input, nd):
+    """torch's adaptive average pooling to one element per plane: a mean over the pooled dims (MeanBackward1; its
+    error for integers), laid out channels-last again for a channels-last input (AsStridedBackward1)."""
+    out = _red.mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
+    if input.ndim == nd + 2 and layout.suggested_format(input) is not None:
+        n, c = input.shape[:2]
+        out.as_strided_((n, c) + (1,) * nd, (c, 1) + (c,) * nd)
+    return out
+
+
 def adaptive_avg_pool2d(input, output_size):
-    """Average over adaptive windows to an (oH, oW) output (AdaptiveAvgPool2DBackward0); None keeps a size."""
+    """Average over adaptive windows to an (oH, oW) output (AdaptiveAvgPool2DBackward0; a mean for 1 x 1, as torch);
+    None keeps a size."""
     _adaptive_check(input, 2, "adaptive_avg_pool2d")
-    return apply(_ADAPTIVE_AVG[2], (input,), (_output_size(output_size, 2, input.shape), _channels_last(input)))
+    size = _output_size(output_size, 2, input.shape)
+    if size == (1, 1):
+        return _one_per_plane(input, 2)
+    return apply(_ADAPTIVE_AVG[2], (input,), (size, _channels_last(input)))
 
 
 def adaptive_avg_pool3d(input, output_size):
-    """Average over adaptive windows to an (oD, oH, oW) output (AdaptiveAvgPool3DBackward0)."""
+    """Average over adaptive windows to an (oD, oH, oW) output (AdaptiveAvgPool3DBackward0; a mean for 1 x 1 x 1)."""
     _adaptive_check(input, 3, "adaptive_avg_pool3d")
-    return apply(_ADAPTIVE_AVG[3], (input,), (_output_size(output_size, 3, input.shape), _channels_last(input)))
+    size = _output_size(output_size, 3, input.shape)
+    if size == (1, 1, 1):
+        return _one_per_plane(input, 3)
+    return apply(_ADAPTIVE_AVG[3], (input,), (size, _channels_last(input)))
 
 
 def adaptive_avg_pool1d(input, output_size):
