@@ -774,3 +774,40 @@ def test_flatten_and_unflatten_modules_as_torchs():
             except TypeError as e:
                 errs.append(str(e))
         assert len(errs) == 2 and errs[0] == errs[1]
+
+
+def test_transformer_encoder_zeroes_padding_as_torchs_fast_path():
+    """In eval without gradients, with a left-aligned padding mask, torch's TransformerEncoder runs nested tensors
+    and pads its output with zeros (then its norm); otherwise (training, gradients, a mask not left-aligned, the
+    fast path switched off) the padded positions keep their values. Same inputs and weights in both libraries."""
+    import torch
+    rng = np.random.default_rng(0)
+    weights = None
+    x_np = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    runs = ((False, [[False, False, True], [False, True, True]], False),
+            (False, [[False, True, False], [False, False, False]], False),
+            (True, [[False, False, True], [False, True, True]], False),
+            (False, [[False, False, True], [False, True, True]], True))
+    seen = []
+    for m in (tl, torch):
+        layer = m.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True, dropout=0.0)
+        weights = weights or [rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3 for p in layer.parameters()]
+        with m.no_grad():
+            for p, w in zip(layer.parameters(), weights):
+                p.copy_(m.tensor(w))
+        out = []
+        for norm in (None, m.nn.LayerNorm(4)):
+            enc = m.nn.TransformerEncoder(layer, 2, norm=norm, enable_nested_tensor=True)
+            for train, mask, grad in runs:
+                enc.train(train)
+                with m.enable_grad() if grad else m.no_grad():
+                    out.append(enc(m.tensor(x_np), src_key_padding_mask=m.tensor(mask)).detach().numpy())
+        m.backends.mha.set_fastpath_enabled(False)
+        enc.eval()
+        with m.no_grad():
+            out.append(enc(m.tensor(x_np), src_key_padding_mask=m.tensor(runs[0][1])).numpy())
+        m.backends.mha.set_fastpath_enabled(True)
+        seen.append(out)
+    for a, b in zip(*seen):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert (seen[0][0][1, 1:] == 0).all() and (seen[0][-1][1, 1:] != 0).all()

@@ -8,6 +8,11 @@ eval mode. Attributes torch's fast path reads (``use_nested_tensor``, ``activati
 import copy
 import warnings
 
+import jax
+import numpy as np
+
+from ... import backends
+from ..._internal import grad_enabled
 from ...ops.creation import full
 from ...ops.other import triu
 from .. import functional as F
@@ -140,7 +145,33 @@ class TransformerEncoder(Module):
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if self._nested_path(src, mask, src_key_padding_mask):
+            # torch runs the sequences without their padding (nested tensors) and pads the result with zeros: the
+            # same values at the kept positions as the masked run above, zeros at the padded ones
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         return self.norm(output) if self.norm is not None else output
+
+    def _nested_path(self, src, mask, padding_mask):
+        """Whether torch's TransformerEncoder takes its nested-tensor fast path (eval, batched, a left-aligned
+        padding mask and no other mask, no gradient wanted; CUDA autocast is never on here)."""
+        first = self.layers[0]
+        if not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3 or padding_mask is None \
+                or mask is not None or not backends.mha.get_fastpath_enabled():
+            return False
+        params = [src] + [p for p in (first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
+                                      first.self_attn.out_proj.weight, first.self_attn.out_proj.bias,
+                                      first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
+                                      first.linear1.weight, first.linear1.bias, first.linear2.weight,
+                                      first.linear2.bias)]
+        if grad_enabled() and any(p is not None and p.requires_grad for p in params):
+            return False
+        if getattr(self, "mask_check", True):
+            if isinstance(padding_mask._data, jax.core.Tracer):  # (torch skips it when compiling, as here)
+                return False
+            keep = np.asarray(padding_mask.detach().numpy()) == 0
+            if not (np.diff(keep.astype(np.int8), axis=-1) <= 0).all():  # each row's kept positions first
+                return False
+        return True
 
 
 def _why_not_fast(layer):
