@@ -802,3 +802,29 @@ def test_a_compiled_forward_whose_grads_are_set_to_none_before_backward():
     for eager, comp in zip(*results):
         for a, b in zip(eager, comp):
             np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_compiler_disable_and_is_compiling():
+    """torch.compiler.disable keeps a function out of the program (it runs eagerly, every call, with its Python
+    side effects; fullgraph=True refuses it as torch's does); is_compiling is True only while tracing."""
+    log = []
+
+    @torch.compiler.disable
+    def side(x):
+        log.append(float(x.sum()))
+        return x * 3
+
+    def f(x):
+        log.append(torch.compiler.is_compiling())
+        return side(x.sin() * 2) + 1
+
+    compiled = torch.compile(f)
+    x = torch.ones(3)
+    want = (torch.ones(3).sin() * 6 + 1).tolist()
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(x).tolist(), want, rtol=1e-6)
+    assert log.count(True) <= 1 and len([v for v in log if isinstance(v, float) and not isinstance(v, bool)]) == 3
+    assert not torch.compiler.is_compiling() and not torch._dynamo.is_compiling()
+    with pytest.raises(RuntimeError, match="Skip calling `torch.compiler.disable\\(\\)`d function"):
+        torch.compile(f, fullgraph=True)(x)
+    assert torch.compiler.disable(recursive=False)(len)([1, 2]) == 2

@@ -87,6 +87,7 @@ from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import _dynamo  # noqa: E402,F401
 from ._dynamo import compile  # noqa: E402,F401,A004
+from . import compiler  # noqa: E402,F401
 from ._lazy_mode import lazy, sync  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401

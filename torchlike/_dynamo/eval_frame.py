@@ -58,7 +58,32 @@ __all__ = ["OptimizedModule"]
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _LIBRARIES = frozenset({"torchlike", "interop", "jax", "jaxlib", "numpy", "torch", "optax", "scipy"})
 _ALL = weakref.WeakSet()  # every compiled function (for torchlike._dynamo.reset)
-_HOST_READS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError)
+class _Disabled(Exception):
+    """A torch.compiler.disable()d function called while tracing: the program splits there (a graph break)."""
+
+
+_HOST_READS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError, _Disabled)
+_compiling = [0]  # traces under way (torch.compiler.is_compiling)
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """torch.compiler.disable: ``fn`` never becomes part of a compiled program; called while compiling, it splits
+    the program there (fullgraph=True: an error) and runs as eager code."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+
+    @functools.wraps(fn)
+    def run_eagerly(*args, **kwargs):
+        if _compiling[0]:
+            raise _Disabled(f"Skip calling `torch.compiler.disable()`d function {getattr(fn, '__qualname__', fn)}"
+                            + (f" (reason: {reason})" if reason else ""))
+        return fn(*args, **kwargs)
+    return run_eagerly
+
+
+def is_compiling():
+    """Whether torchlike.compile is tracing the code that asks (torch.compiler.is_compiling)."""
+    return _compiling[0] > 0
 
 
 def _is_library(obj):
@@ -506,10 +531,12 @@ class _Compiled:
                          if t._grad is not None and id(t._grad) in walk.index]
             args, kwargs = _unflatten(tree, iter(leaves))
             outer, _util._deferred = _util._deferred, []
+            _compiling[0] += 1
             try:
                 with _gm.set_grad_enabled(modes[0]):
                     out = self.fn(*args, **kwargs)
             finally:
+                _compiling[0] -= 1
                 checks, _util._deferred = _util._deferred, outer
             out_leaves = []
             found["out_tree"] = _flatten(out, out_leaves)
@@ -634,6 +661,8 @@ class _Compiled:
     def _graph_break(self, program, error):
         frame = _user_frame(error)
         where = f" (at {frame.filename}:{frame.lineno}: {frame.line})" if frame is not None else ""
+        if self.fullgraph and isinstance(error, _Disabled):
+            raise RuntimeError(f"torchlike.compile(fullgraph=True): {error}{where}") from None
         if self.fullgraph:
             raise RuntimeError(f"torchlike.compile(fullgraph=True): {self._name()} reads a tensor's value on the "
                                f"host{where}, which cannot be part of one program ({type(error).__name__}). Move the "
