@@ -286,3 +286,28 @@ def test_output_errors(name):
     if name == "jvp_tangents_tuple":  # (the tree structures print in each library's own notation)
         expected, actual = (expected[0], expected[1][:170]), (actual[0], actual[1][:170])
     assert expected is not None and actual == expected
+
+
+@pytest.mark.parametrize("case", [
+    (lambda m, a, j: a[j], ((2, 3), (2,)), (0, 0)),
+    (lambda m, a, j: a[:, j], ((2, 2, 3), (2,)), (0, 0)),
+    (lambda m, a, j: a[j] * 2, ((6,), (3,)), (None, 0)),
+    (lambda m, a, j: m.nn.functional.one_hot(j, 6) * a[j], ((6,), (3,)), (None, 0)),
+])
+def test_vmap_over_index_values(case):
+    """Each example's 0-d index (vmap's) selects as torch's, and one_hot of traced values checks them in the
+    program: no host read (torch.func's batching rules), same values as torch.func.vmap."""
+    fn, (shape_a, shape_j), in_dims = case
+    a_np = np.arange(np.prod(shape_a), dtype=np.float32).reshape(shape_a)
+    j_np = np.array([0, 2, 1][:shape_j[0]], np.int64)
+    got, want = (m.func.vmap(lambda a, j, m=m: fn(m, a, j), in_dims=in_dims)(m.tensor(a_np), m.tensor(j_np))
+                 for m in (tl, torch))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_compiled_one_hot_checks_its_values_in_the_program():
+    f = tl.compile(lambda b: tl.nn.functional.one_hot(b, 3) * 2)
+    assert f(tl.tensor([0, 2])).tolist() == [[2, 0, 0], [0, 0, 2]]
+    with pytest.raises(RuntimeError, match="^Class values must be smaller than num_classes.$"):
+        f(tl.tensor([0, 3]))
+    assert f(tl.tensor([1, 2])).tolist() == [[0, 2, 0], [0, 0, 2]] and f.compiles == 1

@@ -529,6 +529,11 @@ def one_hot(tensor, num_classes=-1):
         if num_classes == -1:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         return wrap(jnp.zeros(tuple(tensor.shape) + (num_classes,), jnp.int64))
+    if isinstance(tensor._data, jax.core.Tracer) and num_classes != -1:  # (vmap, compile: checked in the program)
+        _util.check_later(tensor._data.min() < 0, RuntimeError, "Class values must be non-negative.")
+        _util.check_later(tensor._data.max() >= num_classes, RuntimeError,
+                          "Class values must be smaller than num_classes.")
+        return wrap(jax.nn.one_hot(tensor._data, num_classes, dtype=jnp.int64))
     values = np.asarray(tensor._data)
     if values.min() < 0:
         raise RuntimeError("Class values must be non-negative.")

@@ -277,7 +277,9 @@ def _items(index):
         elif isinstance(obj, (Tensor, np.ndarray, list, tuple)):
             t = obj if isinstance(obj, Tensor) else _index_tensor(obj)
             kind = t._data.dtype.kind
-            if t.ndim == 0 and kind in "biu":  # 0-d integer tensors select; 0-d bool/uint8 act as bools
+            if t.ndim == 0 and kind in "biu" and (_concrete(t) or kind == "b" or t._data.dtype == np.uint8):
+                # 0-d integer tensors select; 0-d bool/uint8 act as bools (a traced 0-d integer index, as vmap
+                # gives each example's, indexes as a 0-d index tensor: the same result, no host read)
                 v = _host(t).item()
                 out.append(bool(v) if kind == "b" or t._data.dtype == np.uint8 else int(v))
             else:
