@@ -261,6 +261,8 @@ _ENTRY_CASES = [  # ops whose own checks ran before autocast's cast, or composit
     "m.nn.GroupNorm(2, 4)(m.nn.Linear(4, 4)(m.ones(2, 4)))",
     "mha(x, x, x, key_padding_mask=m.tensor([[False, False, True]]))[0]",
     "mha(x, x, x, attn_mask=m.zeros(3, 3))[0]",
+    "m.nn.LSTM(4, 2)(x)[0]", "m.nn.LSTM(4, 2)(x)[1][1]", "m.nn.GRU(4, 2)(x)[0]", "m.nn.RNN(4, 2)(x)[1]",
+    "m.nn.LSTMCell(4, 2)(x[0])[0]", "m.nn.GRUCell(4, 2)(x[0])",
 ]
 
 

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ...ops._registry import autocast_args
 from ...ops.creation import empty, tensor, zeros
 from ...ops.shape import cat, stack
 from .. import functional as F, init
@@ -196,6 +197,9 @@ class RNNBase(Module):
         else:
             x = input.transpose(0, 1) if self.batch_first else input
         weights = self._flat_weights
+        if self.mode != "GRU":  # torch's CPU LSTM (mkldnn_rnn_layer) and RNN (its linears) run in autocast's lower
+            # dtype, input, state and weights, as any lower-precision op ("mm"); its GRU's result stays float32
+            x, hx, cx, *weights = autocast_args("mm", x, hx, cx, *weights)
         per = len(weights) // len(self._all_weights)
         directions = 2 if self.bidirectional else 1
         hs, cs = hx.unbind(0), (cx.unbind(0) if cx is not None else None)
