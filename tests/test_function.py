@@ -551,3 +551,40 @@ def test_jvp_staticmethod_for_forward_mode():
         out.append(fwAD.unpack_dual(y).tangent)
         return out
     assert run(tl) == run(torch)
+
+
+def test_version_error_names_a_custom_function_as_torch():
+    """torch's version-counter error names a custom Function's output by the Function's name ('output 0 of Saved',
+    not its node's 'SavedBackward')."""
+    messages = []
+    for m in (tl, torch):
+        class Saved(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 2
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                y, = ctx.saved_tensors
+                return g * y
+
+        z = Saved.apply(m.ones(2, requires_grad=True))
+        with m.no_grad():
+            z.mul_(2)
+        with pytest.raises(RuntimeError) as info:
+            z.sum().backward()
+        messages.append(str(info.value).split(";")[0].replace("torchlike", "torch"))
+    assert messages[0] == messages[1] and "output 0 of Saved," in messages[0]
+
+
+def test_functional_call_lists_missing_and_unexpected_keys_sorted():
+    messages = []
+    for m in (tl, torch):
+        net = m.nn.Sequential(m.nn.Linear(2, 2), m.nn.ReLU(), m.nn.Linear(2, 1))
+        with pytest.raises(RuntimeError) as info:
+            m.func.functional_call(net, {"0.weight": m.ones(2, 2), "zz": m.ones(1), "aa": m.ones(1)},
+                                   (m.ones(1, 2),), strict=True)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

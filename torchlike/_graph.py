@@ -381,9 +381,9 @@ class _SavedTensor:
 
 def _short_name(name):
     """torch 2.13 names the node without its 'Backward' in the version-counter error, and without the overload
-    number 0: MulBackward0 -> Mul, PowBackward1 -> Pow1."""
+    number 0: MulBackward0 -> Mul, PowBackward1 -> Pow1, a custom Function's MyFnBackward -> MyFn."""
     i = name.rfind("Backward")
-    if i > 0 and name[i + 8:].isdigit():
+    if i > 0 and (name[i + 8:].isdigit() or not name[i + 8:]):
         number = name[i + 8:]
         return name[:i] + ("" if number == "0" else number)
     return name

@@ -33,8 +33,8 @@ def _named_slots(module):
 def _swapped(module, values, tie_weights, strict):
     slots = _named_slots(module)
     if strict:
-        unexpected = [k for k in values if k not in slots]
-        missing = [k for k in slots if k not in values]
+        unexpected = sorted(k for k in values if k not in slots)  # (sorted, as torch's sets print)
+        missing = sorted(k for k in slots if k not in values)
         if unexpected or missing:
             lines = []
             if unexpected:
