@@ -229,3 +229,17 @@ def test_where_takes_a_uint8_condition_and_float_warns_once(monkeypatch):
     with pytest.raises(RuntimeError, match="^where expected condition to be a boolean tensor, but got a tensor with "
                                            "dtype Long$"):
         tl.where(tl.tensor([1, 0]), 1.0, 0.0)
+
+
+def test_volatile_and_is_storage_as_torch():
+    for m in (tl, torch):
+        x = m.ones(1)
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            read = x.volatile
+            x.volatile = True
+        assert read is False and x.volatile is False
+        assert [str(w.message) for w in ws] == ["volatile was removed (Variable.volatile is always False)",
+                                                "volatile was removed and now has no effect. Use `with "
+                                                "torch.no_grad():` instead."]
+        assert m.is_storage(x.untyped_storage()) and not m.is_storage(x)

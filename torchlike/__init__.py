@@ -66,7 +66,7 @@ _bind.guarded(vars(nn.functional), "native_channel_shuffle")
 from ._top_level import *  # noqa: E402,F401,F403  (torch's thin top-level wrappers)
 from .ops.tensor_types import *  # noqa: E402,F401,F403  (torch.FloatTensor, ...: the legacy types)
 from .ops.legacy import *  # noqa: E402,F401,F403  (torch.range, svd, qr, cholesky: deprecated in torch)
-from .ops.storage import UntypedStorage, TypedStorage  # noqa: E402,F401
+from .ops.storage import UntypedStorage, TypedStorage, is_storage  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401

@@ -94,3 +94,17 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     values = (a0 + st * np.arange(int(math.floor((a1 - a0) / st)) + 1)).astype(d._np)
     return _finish(values, device, requires_grad, out)
+
+
+def _get_volatile(self):
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
+def _set_volatile(self, value):
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.", UserWarning,
+                  stacklevel=2)
+
+
+# Variable.volatile (removed in torch 0.4; old code still reads and sets it): always False, with torch's warnings
+public(_get_volatile, name="volatile", function=False, method=property(_get_volatile, _set_volatile))

@@ -120,3 +120,9 @@ def _data_ptr(self):
     if not self._data.size:
         return 0
     return _address(_views._storage_of(self)) + self.storage_offset() * self._data.dtype.itemsize
+
+
+@public(method=False)
+def is_storage(obj):
+    """Whether ``obj`` is a storage (``untyped_storage()`` / ``storage()``'s result)."""
+    return isinstance(obj, UntypedStorage)
