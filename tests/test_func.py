@@ -311,3 +311,19 @@ def test_compiled_one_hot_checks_its_values_in_the_program():
     with pytest.raises(RuntimeError, match="^Class values must be smaller than num_classes.$"):
         f(tl.tensor([0, 3]))
     assert f(tl.tensor([1, 2])).tolist() == [[0, 2, 0], [0, 0, 2]] and f.compiles == 1
+
+
+def test_vmap_and_compile_over_validated_distributions():
+    """Distributions validate their parameters and values; under vmap (torch.func's) the examples are traced and
+    not read, under torchlike.compile the check is part of the program and raises after the call."""
+    import torch.distributions  # noqa: F401
+    for m in (tl, torch):
+        d = m.distributions
+        got = m.func.vmap(lambda mu, d=d, m=m: d.Normal(mu, 1.0).log_prob(m.zeros(2)))(m.zeros(3, 2))
+        np.testing.assert_allclose(got.numpy(), np.full((3, 2), -0.9189385), rtol=1e-6)
+        got = m.func.vmap(lambda p, d=d, m=m: d.Categorical(probs=p).log_prob(m.tensor(1)))(m.ones(2, 3) / 3)
+        np.testing.assert_allclose(got.numpy(), np.log([1 / 3, 1 / 3]), rtol=1e-6)
+    f = tl.compile(lambda s: tl.distributions.Normal(tl.zeros(2), s).log_prob(tl.zeros(2)))
+    np.testing.assert_allclose(f(tl.ones(2)).numpy(), [-0.9189385] * 2, rtol=1e-6)
+    with pytest.raises(ValueError, match="^Expected parameter scale"):
+        f(-tl.ones(2))

@@ -1,8 +1,19 @@
 import warnings
+import jax
 import torchlike as torch
+from ..ops import _util
 from . import constraints
 from .utils import _Number, broadcast_all, lazy_property
 __all__ = ['Distribution']
+
+
+def _all_valid(valid, message):
+    """Whether every value satisfies its constraint. Traced values (under vmap, torchlike.compile) are not read on
+    the host: compile checks them in its program (raised after the call), vmap's examples go unchecked."""
+    if isinstance(valid._data, jax.core.Tracer):
+        _util.check_later(~valid._data.all(), ValueError, message)
+        return True
+    return bool(valid.all())
 
 
 class Distribution:
@@ -35,7 +46,7 @@ class Distribution:
                     continue
                 value = getattr(self, param)
                 valid = constraint.check(value)
-                if not bool(valid.all()):
+                if not _all_valid(valid, f'Expected parameter {param} of distribution {type(self).__name__} to satisfy the constraint {repr(constraint)}'):
                     raise ValueError(f'Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) of distribution {repr(self)} to satisfy the constraint {repr(constraint)}, but found invalid values:\n{value}')
         super().__init__()
 
@@ -127,7 +138,7 @@ class Distribution:
         if support is None:
             raise AssertionError('support is unexpectedly None')
         valid = support.check(value)
-        if not bool(valid.all()):
+        if not _all_valid(valid, f'Expected value argument to be within the support ({repr(support)}) of the distribution {type(self).__name__}'):
             raise ValueError(f'Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the support ({repr(support)}) of the distribution {repr(self)}, but found invalid values:\n{value}')
 
     def _get_checked_instance(self, cls, _instance=None):
