@@ -475,8 +475,8 @@ _DEPRECATED_FORMS = [  # torch's deprecated positional overloads, as old optimiz
 
 @pytest.mark.parametrize("expr", _DEPRECATED_FORMS)
 def test_deprecated_positional_forms(expr, monkeypatch):
-    from torchlike.ops import _bind
-    monkeypatch.setattr(_bind, "_warned_deprecated", [False])
+    from torchlike import _warnings
+    monkeypatch.setattr(_warnings, "_warned", set())
     outcomes = []
     for m in (tl, torch):
         a, b = m.tensor([1.0, 2.0]), m.tensor([3.0, 4.0])

@@ -13,7 +13,8 @@ _DATA_MODULES = {"torchlike._dtype", "torchlike._device", "torchlike._grad_mode"
                  "torchlike._tensor", "torchlike._tensor_str", "torchlike._graph", "torchlike.utils",
                  "torchlike.utils.hooks", "torchlike._xcache",  # (_xcache: JAX's executables, no torchlike import)
                  "torchlike._lazy",  # (lazy mode's pending arrays and programs: no torchlike import)
-                 "torchlike._roll"}  # (loop rolling of jaxprs: JAX only)
+                 "torchlike._roll",  # (loop rolling of jaxprs: JAX only)
+                 "torchlike._warnings"}  # (once-a-process warnings: no torchlike import)
 
 
 def _layer(module):

@@ -209,10 +209,8 @@ def test_deprecated_functions(expr):
 
 
 def test_where_takes_a_uint8_condition_and_float_warns_once(monkeypatch):
-    from torchlike import _tensor
-    from torchlike.ops import pointwise
-    monkeypatch.setattr(pointwise, "_warned_uint8", [False])
-    monkeypatch.setattr(_tensor, "_warned_float", [False])
+    from torchlike import _warnings
+    monkeypatch.setattr(_warnings, "_warned", set())
     x = np.array([1, 0, 2], np.uint8)
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")

@@ -42,8 +42,8 @@ def test_rms_norm_dtypes_as_torch(xd, wd, eps, monkeypatch):
     """Result dtype (the input's), graph (ToCopyBackward0 when it casts), values and gradients (small inputs: the
     default eps is float32's for half types), and torch's warning for a half input with a float32 weight."""
     x_np = np.random.default_rng(1).standard_normal((3, 8)).astype(np.float32) * 0.01
-    from torchlike.nn import _normalization
-    monkeypatch.setattr(_normalization, "_warned", [False])
+    from torchlike import _warnings
+    monkeypatch.setattr(_warnings, "_warned", set())
     seen = []
     for m in (tl, torch):
         x = m.tensor(x_np).to(getattr(m, xd)).requires_grad_()

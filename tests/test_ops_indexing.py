@@ -535,8 +535,8 @@ def test_scatter_with_reduce(case):
 
 
 def test_scatter_with_reduce_has_no_derivative(monkeypatch):
-    from torchlike.ops import indexing
-    monkeypatch.setattr(indexing, "_warned_reduce", [False])
+    from torchlike import _warnings
+    monkeypatch.setattr(_warnings, "_warned", set())
     for m in (tl, torch):
         x, s = m.ones(3, requires_grad=True), m.tensor([2.0, 3.0], requires_grad=True)
         with warnings.catch_warnings(record=True) as seen:

@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 from jax.core import Tracer as _Tracer
 
+from ._warnings import warn_once
 from . import _dtype
 from . import _grad_mode as _gm
 from ._device import _device_of
@@ -61,8 +62,6 @@ _NONLEAF_GRAD_WARNING = (
     "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
     "more information."
 )
-
-_warned_float = [False]  # float() of a tensor that requires grad: torch's once-a-process warning
 
 _TYPE_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
@@ -516,10 +515,9 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
-        if self._requires_grad and not _warned_float[0]:  # (once a process, as torch's)
-            _warned_float[0] = True
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
+        if self._requires_grad:  # (once a process, as torch's)
+            warn_once("float of requires_grad", "Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.", stacklevel=2)
         return self._scalar(float)
 
     def __int__(self):

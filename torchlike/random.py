@@ -2,8 +2,8 @@
 functions) and ``fork_rng``. torchlike has one generator for every device, so forking it forks them all; the
 device list is still checked as torch checks it (asking a GPU's state without one raises torch's error)."""
 import contextlib
-import warnings
 
+from ._warnings import warn_once
 from . import cpu, cuda
 from ._device import device as _device_cls
 from .accelerator import current_accelerator
@@ -15,7 +15,6 @@ __all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_see
            "thread_safe_generator"]
 
 _DEVICE_MODULES = {"cpu": cpu, "cuda": cuda}  # torch.get_device_module's answers, for the device types torchlike has
-_fork_rng_warned = [False]
 
 
 @contextlib.contextmanager
@@ -37,9 +36,9 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         return
     if devices is None:
         num_devices = device_mod.device_count()
-        if num_devices > 1 and not _fork_rng_warned[0]:
+        if num_devices > 1:
             up = device_type.upper()
-            warnings.warn(
+            warn_once("fork_rng devices",
                 f"{up} reports that you have {num_devices} available devices, and you have used {_caller} without "
                 f"explicitly specifying which devices are being used. For safety, we initialize *every* {up} device "
                 f"by default, which can be quite slow if you have a lot of {up}s. If you know that you are only "
@@ -49,7 +48,6 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
                 f"using device 0 only, set {up}_VISIBLE_DEVICES=0 or devices=[0].  To initialize all devices and "
                 f"suppress this warning, set the '{_devices_kw}' keyword argument to "
                 f"`range(torch.{device_type}.device_count())`.", stacklevel=3)
-            _fork_rng_warned[0] = True
         devices = list(range(num_devices))
     else:
         devices = list(devices)

@@ -1,13 +1,13 @@
 """group_norm (NativeGroupNormBackward0), and what torch composes: instance_norm (views around batch_norm),
 rms_norm (x * rsqrt(mean(x^2) + eps) * weight), local_response_norm (avg pooling of x^2 over channels)."""
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._dtype import bfloat16, float16
+from .._warnings import warn_once
 from .._internal import CPP_TYPE_NAMES, apply, layout, no_grad, op, views
 from ..ops import pointwise as _pw
 from ..ops._registry import _OpNode
@@ -105,9 +105,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out.view(*input.shape)
 
 
-_warned = [False]
-
-
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x * rsqrt(mean(x^2 over the trailing ``normalized_shape`` dims) + eps) (* weight), composed as torch: half
     types computed in float32, the result in the input's dtype; ``eps`` defaults to float32's (or float64's)
@@ -119,11 +116,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if input.ndim < len(ns) or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*{', '.join(map(str, ns))}"
                            f"], but got input of size{list(input.shape)}")
-    if weight is not None and weight.dtype != input.dtype and not _warned[0]:  # (once a process, as torch)
-        _warned[0] = True
-        warnings.warn(f"Mismatch dtype between input and weight: input dtype = {CPP_TYPE_NAMES[input.dtype.name]}, "
-                      f"weight dtype = {CPP_TYPE_NAMES[weight.dtype.name]}, Cannot dispatch to fused implementation.",
-                      UserWarning, stacklevel=3)
+    if weight is not None and weight.dtype != input.dtype:  # (once a process, as torch)
+        warn_once("rms_norm dtypes", f"Mismatch dtype between input and weight: input dtype = "
+                  f"{CPP_TYPE_NAMES[input.dtype.name]}, weight dtype = {CPP_TYPE_NAMES[weight.dtype.name]}, Cannot "
+                  f"dispatch to fused implementation.", stacklevel=3)
     dims = list(range(input.ndim - 1, input.ndim - 1 - len(ns), -1))
     x = input.float() if input.dtype in (float16, bfloat16) else input  # (torch's opmath: float32 for half types)
     if eps is None:

@@ -24,10 +24,10 @@ import numbers
 import operator
 import sys
 import types
-import warnings
 
 import numpy as np
 
+from .._warnings import warn_once
 from .._device import device as _device
 from .._dtype import dtype as _dtype
 from .. import _grad_mode as _gm
@@ -1370,7 +1370,6 @@ _DEPRECATED = {  # torch's deprecated positional overloads (its deprecated.yaml)
                     (f"Tensor input, Scalar beta, {_MM}", lambda s, b, x, y: ((s, x, y), {"beta": b}))]
        for n in ("addmm", "addmv", "addr", "addbmm", "baddbmm")},
 }
-_warned_deprecated = [False]
 
 
 def _deprecated_form(name, method, args):
@@ -1382,13 +1381,11 @@ def _deprecated_form(name, method, args):
         if len(kinds) == len(args) and all(
                 isinstance(a, Tensor) if k == "Tensor" else isinstance(a, numbers.Number) and not isinstance(a, Tensor)
                 for k, a in zip(kinds, args)):
-            if not _warned_deprecated[0]:
-                _warned_deprecated[0] = True
-                old = text.removeprefix("Tensor input, ") if method else text + ", *, Tensor out=None"
-                new = _signatures(name, method)
-                warnings.warn(f"This overload of {name} is deprecated:\n\t{name}{_Signature(old, False).text()}\n"
-                              f"Consider using one of the following signatures instead:\n\t{name}"
-                              f"{new[0].text() if new else '()'}", UserWarning, stacklevel=3)
+            old = text.removeprefix("Tensor input, ") if method else text + ", *, Tensor out=None"
+            new = _signatures(name, method)
+            warn_once("deprecated overload", f"This overload of {name} is deprecated:\n\t{name}"
+                      f"{_Signature(old, False).text()}\nConsider using one of the following signatures instead:\n\t"
+                      f"{name}{new[0].text() if new else '()'}", stacklevel=3)
             return convert(*args)
     return None
 

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._warnings import warn_once
 from .._tensor import Tensor, _wrap, _wrap_dim, _type_string, _differentiable_dtype
 from .. import _grad_mode as _gm
 from ._util import _astype
@@ -875,18 +876,13 @@ for _diff in ((True, True), (True, False), (False, True)):
     _SCATTER_REDUCED[_diff].derivative(_no_scatter_derivative)
 
 
-_warned_reduce = [False]
-
-
 def _scatter_reduced(input, index, src, dim, reduce, inplace):
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(src, Tensor):
-        if not _warned_reduce[0]:  # (once a process, as torch's)
-            _warned_reduce[0] = True
-            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
-                          "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
-                          UserWarning, stacklevel=4)
+        warn_once("scatter reduce", "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                  "removed in a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                  stacklevel=4)
     else:
         src = _scalar(src)
     diff = (input._requires_grad, src._requires_grad)

@@ -7,6 +7,7 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
+from .._warnings import warn_once
 from .. import _dtype
 from ._bind import public
 from ._registry import _apply, op
@@ -25,13 +26,10 @@ _LEGACY = {  # torch's once-a-process warnings
                 "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
                 "transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
 }
-_warned_legacy = set()
 
 
 def _legacy_warning(name):
-    if name not in _warned_legacy:
-        _warned_legacy.add(name)
-        warnings.warn(_LEGACY[name], UserWarning, stacklevel=4)
+    warn_once(("legacy", name), _LEGACY[name], stacklevel=4)
 
 
 @public

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._warnings import warn_once
 from .. import _dtype, _tensor
 from .._graph import _SavedTensor
 from .._tensor import Tensor, _wrap, _type_string, _differentiable_dtype
@@ -2025,9 +2026,6 @@ def _(grad, condition):
     return jnp.where(condition, grad, 0), jnp.where(condition, 0, grad)
 
 
-_warned_uint8 = [False]
-
-
 @public(method=lambda self, condition, other: where(condition, self, other))
 def where(condition, input=None, other=None, *, out=None):
     """Elementwise choice: input where condition, else other (WhereBackward0)."""
@@ -2037,10 +2035,8 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if condition._data.dtype == np.uint8:  # (deprecated in torch, which still takes it: once-a-process warning)
-        if not _warned_uint8[0]:
-            _warned_uint8[0] = True
-            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in "
-                          "a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=3)
+        warn_once("where uint8", "where received a uint8 condition tensor. This behavior is deprecated and will be "
+                  "removed in a future version of PyTorch. Use a boolean condition instead.", stacklevel=3)
         condition = condition.to(_dtype.bool)
     if condition._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "

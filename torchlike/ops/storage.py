@@ -8,10 +8,10 @@ each storage gets an address of its own on first ask: distinct from every other 
 (addresses are never reused), stable while the storage lives, and ``data_ptr()`` of a tensor is that address plus
 its offset in bytes, as torch's.
 """
-import warnings
 
 import numpy as np
 
+from .._warnings import warn_once
 from . import _views
 from ._bind import public
 from .._device import _device_of
@@ -99,18 +99,12 @@ def _untyped_storage(self):
     return UntypedStorage(_views._storage_of(self))
 
 
-_warned = [False]
-
-
 @public(name="storage", function=False)
 def _typed_storage(self):
     """``untyped_storage()`` counted in elements (torch warns once that TypedStorage is deprecated)."""
-    if not _warned[0]:
-        _warned[0] = True
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
-                      "only storage class. This should only matter to you if you are using storages directly.  To "
-                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=3)
+    warn_once("TypedStorage", "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
+              "the only storage class. This should only matter to you if you are using storages directly.  To access "
+              "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", stacklevel=3)
     return TypedStorage(_views._storage_of(self), self.dtype)
 
 

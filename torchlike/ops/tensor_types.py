@@ -7,10 +7,10 @@ of that dtype. ``torch.Tensor(...)`` is the same constructor with the default dt
 dtype). Sizes give zeros (JAX has no uninitialised memory, as ``empty``).
 """
 import numbers
-import warnings
 
 import numpy as np
 
+from .._warnings import warn_once
 from .. import _dtype
 from .._device import device as _device
 from .._tensor import Size, Tensor
@@ -97,16 +97,10 @@ def _tensor_new(cls, *args, **kwargs):
 public(_tensor_new, name="__new__", function=False, method=staticmethod(_tensor_new))
 
 
-_warned = [False]
-
-
 def set_default_tensor_type(t, /):
     """Deprecated in torch (since 2.1): the default dtype from a floating legacy type or its name."""
-    if not _warned[0]:
-        _warned[0] = True
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                      stacklevel=2)
+    warn_once("set_default_tensor_type", "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+              "torch.set_default_dtype() and torch.set_default_device() as alternatives.", stacklevel=2)
     if isinstance(t, str):
         head, _, name = t.partition(".")
         if head == "torch" and name.startswith("cuda."):
