@@ -13,6 +13,7 @@ from ._tensor import (Tensor, _differentiable_dtype as differentiable_dtype,  # 
                       _type_string as type_string, _typename as typename, _wrap as wrap)
 from .ops import _layout as layout, _record as record, _traced as traced, _views as views  # noqa: F401
 from .ops._accumulate import accumulate  # noqa: F401
+from .ops._util import _HALF as HALF_TYPES, _opmath as opmath  # noqa: F401
 from .ops._forward_ad import _set_tangent as set_tangent  # noqa: F401
 from .ops._registry import (CHAIN_MAX, CHAIN_MIN, OpDef, op, _apply as apply,  # noqa: F401
                             _apply_inplace as apply_inplace, _chain_link as chain_link, _FnOp as FnOp,

@@ -15,7 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._internal import CPP_TYPE_NAMES, apply, grad_enabled, layout, no_grad, op, type_word, views, wrap
+from .._internal import (CPP_TYPE_NAMES, HALF_TYPES, apply, grad_enabled, layout, no_grad, op, opmath,
+                         type_word, views, wrap)
 from ..ops import linalg as _linalg, shape as _shape
 from ..ops.creation import zeros
 from ..ops.indexing import _check_bounds
@@ -28,14 +29,6 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "em
            "scaled_dot_product_attention", "multi_head_attention_forward"]
 
 _HIGHEST = jax.lax.Precision.HIGHEST
-
-
-_HALF = (np.dtype(jnp.bfloat16), np.dtype(np.float16))
-
-
-def _opmath(x):
-    """``x`` in torch's CPU opmath type: half types computed in float32."""
-    return x.astype(jnp.float32) if x.dtype in _HALF else x
 
 
 def _size_str(shape):
@@ -69,23 +62,23 @@ def _layer_norm(input, weight, bias, *, normalized_shape, eps):
     """In torch's opmath (half types in float32); mean and rstd in the parameters' dtype (float32 for a mixed
     call), the result in the input's."""
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
-    x = _opmath(input)
+    x = opmath(input)
     mean = jnp.mean(x, axes, keepdims=True)
     rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean), axes, keepdims=True) + eps)
     out = (x - mean) * rstd
     if weight is not None:
-        out = out * _opmath(weight)
+        out = out * opmath(weight)
     if bias is not None:
-        out = out + _opmath(bias)
+        out = out + opmath(bias)
     stat = (weight if weight is not None else bias if bias is not None else input).dtype
     return out.astype(input.dtype), mean.astype(stat), rstd.astype(stat)
 
 
 @_layer_norm.derivative
 def _(grads, input, weight, result1, result2, normalized_shape):
-    grad, g_mean, g_rstd = (_opmath(g) for g in grads)  # mean and rstd are outputs too: create_graph sends them
-    input, result1, result2 = _opmath(input), _opmath(result1), _opmath(result2)  # gradients (each gradient is
-    weight = None if weight is None else _opmath(weight)  # then cast to its input's dtype)
+    grad, g_mean, g_rstd = (opmath(g) for g in grads)  # mean and rstd are outputs too: create_graph sends them
+    input, result1, result2 = opmath(input), opmath(result1), opmath(result2)  # gradients (each gradient is
+    weight = None if weight is None else opmath(weight)  # then cast to its input's dtype)
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     lead = tuple(range(input.ndim - len(normalized_shape)))
     n = math.prod(normalized_shape)
@@ -311,8 +304,8 @@ def _flash(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
     """In torch's opmath (half types in float32, as torch's CPU kernel): the output in the query's dtype, logsumexp
     in float32."""
     dtype = query.dtype
-    query, key, value = _opmath(query), _opmath(key), _opmath(value)
-    attn_mask = None if attn_mask is None else _opmath(attn_mask)
+    query, key, value = opmath(query), opmath(key), opmath(value)
+    attn_mask = None if attn_mask is None else opmath(attn_mask)
     scores = _attn_scores(query, key, attn_mask, is_causal, scale)
     top = jnp.max(scores, -1, keepdims=True)
     top = jnp.where(jnp.isfinite(top), top, 0)
@@ -327,9 +320,9 @@ def _flash(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
 
 @_flash.derivative
 def _(grads, query, key, value, attn_mask, output, logsumexp, is_causal, scale):
-    g, g_lse = (_opmath(t) for t in grads)  # logsumexp is an output too: create_graph sends it a gradient
-    query, key, value, output = _opmath(query), _opmath(key), _opmath(value), _opmath(output)  # (float32; each
-    attn_mask = None if attn_mask is None else _opmath(attn_mask)  # gradient is then cast to its input's dtype)
+    g, g_lse = (opmath(t) for t in grads)  # logsumexp is an output too: create_graph sends it a gradient
+    query, key, value, output = opmath(query), opmath(key), opmath(value), opmath(output)  # (float32; each
+    attn_mask = None if attn_mask is None else opmath(attn_mask)  # gradient is then cast to its input's dtype)
     rep = query.shape[1] // key.shape[1]
     scores = _attn_scores(query, key, attn_mask, is_causal, scale)
     p = jnp.exp(scores - logsumexp[..., None])
@@ -380,7 +373,7 @@ def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
         return False
     if mask is not None and (mask.ndim not in (2, 4) or (mask._requires_grad and grad_enabled())):
         return False
-    return q._data.dtype in (np.float32, np.float64) or q._data.dtype in _HALF
+    return q._data.dtype in (np.float32, np.float64) or q._data.dtype in HALF_TYPES
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -420,7 +413,7 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     """torch's _scaled_dot_product_attention_math, op by op: half types computed in float32 (ToCopyBackward0 in
     and out, as torch's)."""
     origin = query.dtype
-    if query._data.dtype in _HALF:
+    if query._data.dtype in HALF_TYPES:
         query, key, value = query.float(), key.float(), value.float()
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     root = math.sqrt(abs(s))

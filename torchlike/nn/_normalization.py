@@ -8,11 +8,11 @@ import numpy as np
 
 from .._dtype import bfloat16, float16
 from .._warnings import warn_once
-from .._internal import CPP_TYPE_NAMES, apply, layout, no_grad, op, views
+from .._internal import CPP_TYPE_NAMES, apply, layout, no_grad, op, opmath, views
 from ..ops import pointwise as _pw
 from ..ops._registry import _OpNode
 from ..ops.special import _add_scalar
-from ._layers import _check_mixed, _opmath, batch_norm
+from ._layers import _check_mixed, batch_norm
 from ._padding import pad
 from ._pooling import avg_pool2d, avg_pool3d
 
@@ -33,15 +33,15 @@ def _group_norm_apply(node, grads, mask=None):
     node_apply=_group_norm_apply, layout=layout.suggested)
 def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
     """In torch's opmath (as layer_norm's): mean and rstd in the parameters' dtype, the result in the input's."""
-    x = _opmath(input).reshape(N, group, -1)
+    x = opmath(input).reshape(N, group, -1)
     mean = jnp.mean(x, -1)
     rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean[..., None]), -1) + eps)
     out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
     chan = (1, -1) + (1,) * (input.ndim - 2)
     if weight is not None:
-        out = out * _opmath(weight).reshape(chan)
+        out = out * opmath(weight).reshape(chan)
     if bias is not None:
-        out = out + _opmath(bias).reshape(chan)
+        out = out + opmath(bias).reshape(chan)
     stat = (weight if weight is not None else bias if bias is not None else input).dtype
     return out.astype(input.dtype), mean.astype(stat), rstd.astype(stat)
 
@@ -50,9 +50,9 @@ def _group_norm(input, weight, bias, *, N, C, HxW, group, eps):
 def _(grads, input, weight, result1, result2, N, C, group, bias_shape=None):
     """torch's formula from the saved mean and rstd (result1, result2; bias, which only shifts, is not saved):
     under create_graph their history carries their own dependence on the input, as torch's."""
-    grads = [_opmath(g) for g in grads]  # (each gradient is then cast to its input's dtype)
-    input, result1, result2 = _opmath(input), _opmath(result1), _opmath(result2)
-    weight = None if weight is None else _opmath(weight)
+    grads = [opmath(g) for g in grads]  # (each gradient is then cast to its input's dtype)
+    input, result1, result2 = opmath(input), opmath(result1), opmath(result2)
+    weight = None if weight is None else opmath(weight)
     g = grads[0].reshape(N, C, -1)
     xhat = ((input.reshape(N, group, -1) - result1[..., None]) * result2[..., None]).reshape(N, C, -1)
     dw = None if weight is None else jnp.sum(g * xhat, (0, 2))

@@ -1,9 +1,17 @@
-"""Small helpers shared by the op modules: size arguments and dim checks."""
+"""Small helpers shared by the op modules: size arguments, dim checks, half types' compute type."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import _wrap_dim
+
+
+_HALF = (np.dtype(jnp.bfloat16), np.dtype(jnp.float16))
+
+
+def _opmath(x):
+    """``x`` (a JAX array) in torch's CPU opmath type: half types computed in float32."""
+    return x.astype(jnp.float32) if x.dtype in _HALF else x
 
 
 def _shape_arg(size):

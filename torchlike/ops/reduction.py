@@ -21,7 +21,7 @@ from ._registry import op, _apply, _apply_inplace, _check_autograd_inplace
 from ._bind import public
 from . import _out
 from ._out import _write_out
-from ._util import _check_unique
+from ._util import _HALF, _check_unique
 from .linalg import _bad_inplace
 from .pointwise import maximum, minimum, _apply_float, _abs_torch, _pow_torch, _real_sign
 
@@ -92,14 +92,11 @@ def _sum_dtype(t, dtype):
     return np.dtype(np.int64) if d.kind in "biu" else d
 
 
-_LOW_FLOATS = (np.dtype(jnp.bfloat16), np.dtype(jnp.float16))
-
-
 def _accumulated(reduce, x, dtype, **kw):
     """``reduce(x, dtype=dtype, **kw)`` in torch's CPU accumulate type: float16 and bfloat16 sums accumulate in
     float32 and round once (JAX, given the narrow dtype, accumulates in it: a 2,048-element bfloat16 row summed 1%
     off)."""
-    if dtype in _LOW_FLOATS:
+    if dtype in _HALF:
         return reduce(x.astype(dtype).astype(jnp.float32), **kw).astype(dtype)
     return reduce(x, dtype=dtype, **kw)
 
