@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _grad_mode as _gm
 from .._graph import Node, _ALL_FREED, _FREED_MSG
-from .._tensor import Tensor, _NO_VC, _contiguous_strides, _new, _seq_counter, _wrap
+from .._tensor import Tensor, _NO_VC, _contiguous_strides, _new, _seq_counter, _type_string, _wrap
 from ._registry import op, _apply, _check_inplace, _check_autograd_inplace
 from ._bind import public
 from . import _layout
@@ -80,6 +80,46 @@ def _detach_alias(t, out):
     _join(out, _storage_of(t), t._sgeom)
     if t._conj:
         out._conj = True
+    if out._is_inference or t._is_inference:
+        return _inference_alias(t, out)
+    out._vc = t._version_counter()
+    return out
+
+
+def _view_dtype(t, dtype):
+    """torch's view(dtype): the same bytes read as ``dtype`` (a NumPy dtype), sharing t's storage and version
+    counter, without history and not a view in autograd's sense (``_base`` None, as torch's). When the element size
+    changes, the last dimension stretches or shrinks by the ratio, under torch's conditions."""
+    if t._conj:
+        raise RuntimeError("torch.Tensor.view is not supported for conjugate view tensors when converting to a "
+                           "different dtype.")
+    sizes, strides, offset = _geom_of(t)
+    old = t._data.dtype
+    names = f"{_type_string(old)[6:-6]} as {_type_string(dtype)[6:-6]} (different element sizes)"
+    if old.itemsize != dtype.itemsize and not sizes:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
+    if old.itemsize > dtype.itemsize:
+        ratio = old.itemsize // dtype.itemsize
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got {strides[-1]}")
+        geom = (sizes[:-1] + (sizes[-1] * ratio,), tuple(s * ratio for s in strides[:-1]) + (1,), offset * ratio)
+    elif old.itemsize < dtype.itemsize:
+        ratio = dtype.itemsize // old.itemsize
+        for what, value in (("size(-1)", sizes[-1]), ("storage_offset()", offset)):
+            if value % ratio:
+                raise RuntimeError(f"self.{what} must be divisible by {ratio} to view {names}, but got {value}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got {strides[-1]}")
+        for i, s in enumerate(strides[:-1]):
+            if s % ratio:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view {names}, but got {s}")
+        geom = (sizes[:-1] + (sizes[-1] // ratio,), tuple(s // ratio for s in strides[:-1]) + (1,), offset // ratio)
+    else:
+        geom = t._sgeom if dtype == old else (sizes, strides, offset)
+    storage = _storage_of(t)
+    data = storage.data if geom is None else _run(_as_strided, geom, _retyped(storage.data, dtype))
+    out = _wrap(_same_size_bits(data, dtype))
+    _join(out, storage, geom)
     if out._is_inference or t._is_inference:
         return _inference_alias(t, out)
     out._vc = t._version_counter()
@@ -189,30 +229,58 @@ def _scatter_changed(flat, old, new, size, stride, storage_offset):
     return flat.reshape(-1).at[idx].set(new.reshape(-1), mode="drop").reshape(flat.shape)
 
 
+def _bits_as(flat, dtype):
+    """A flat array's bytes read as ``dtype`` (a flat array: little-endian, as torch's memory on its CPUs)."""
+    dtype = np.dtype(dtype)
+    if flat.dtype == dtype:
+        return flat
+    if flat.dtype.kind == "c":  # (XLA bitcasts no complex values: their real pairs first)
+        flat = jnp.stack([jnp.real(flat), jnp.imag(flat)], -1).reshape(-1)
+    if dtype.kind == "c":
+        pairs = _bits_as(flat, np.finfo(dtype).dtype)
+        return jax.lax.complex(pairs[0::2], pairs[1::2])
+    if flat.dtype == np.bool_:  # (nor bool: its bytes are 0 and 1)
+        flat = flat.astype(np.uint8)
+    if dtype == np.bool_:
+        return _bits_as(flat, np.uint8) != 0
+    if flat.dtype.itemsize < dtype.itemsize:
+        flat = flat.reshape(-1, dtype.itemsize // flat.dtype.itemsize)
+    return jax.lax.bitcast_convert_type(flat, dtype).reshape(-1)
+
+
+def _held(dtype):
+    """The type a member of a storage of another type is read and written in: complex as itself, else its bits as an
+    unsigned integer of its size (XLA's CPU gathers and scatters of half types go through float32, which would not
+    keep a NaN's bytes)."""
+    return dtype if dtype.kind == "c" else np.dtype(f"uint{8 * dtype.itemsize}")
+
+
+def _same_size_bits(x, dtype):
+    """``x``'s elements read as ``dtype`` of the same size (bool as its byte)."""
+    if x.dtype == dtype:
+        return x
+    if dtype == np.bool_:
+        return x != 0
+    return x.astype(dtype) if x.dtype == np.bool_ else jax.lax.bitcast_convert_type(x, dtype)
+
+
 def _retyped(data, dtype):
-    """The storage array as a flat array of a member's element type, where a view_as_real / view_as_complex member
-    reads it as real pairs or as complex numbers (its geometry counts elements of its own type); else as it is."""
-    if data.dtype == dtype:
-        return data
-    if data.dtype.kind == "c":
-        return jnp.stack([jnp.real(data), jnp.imag(data)], -1).reshape(-1)
-    flat = data.reshape(-1)
-    return jax.lax.complex(flat[0::2], flat[1::2])
+    """The storage array as a flat array of a member's element type, where a member of another type (view_as_real,
+    view_as_complex, view(dtype)) reads its bytes (in ``_held(dtype)``; its geometry counts elements of its own
+    type); else as it is."""
+    return data if data.dtype == dtype else _bits_as(data.reshape(-1), _held(dtype))
 
 
 def _untyped(flat, like):
     """The inverse of ``_retyped``: a member-typed flat array as a storage array like ``like``."""
-    if flat.dtype == like.dtype:
-        return flat
-    if like.dtype.kind == "c":
-        return jax.lax.complex(flat[0::2], flat[1::2]).reshape(like.shape)
-    return jnp.stack([jnp.real(flat), jnp.imag(flat)], -1).reshape(like.shape)
+    return flat if flat.dtype == like.dtype else _bits_as(flat, like.dtype).reshape(like.shape)
 
 
 def _read(m, data):
     """Member ``m``'s values in storage array ``data``."""
     g = m._sgeom
     out = data if g is None else _run(_as_strided, g, _retyped(data, m._data.dtype))
+    out = _same_size_bits(out, m._data.dtype)
     return jnp.conj(out) if m._conj else out
 
 
@@ -223,6 +291,8 @@ def _write(t, data, old=None):
     geom = t._sgeom
     raw = jnp.conj(data) if t._conj else data  # what the storage holds
     held = _retyped(storage.data, raw.dtype) if geom is not None else None
+    if held is not None and held.dtype != raw.dtype:  # (a member of another storage type: written as its bits)
+        raw, old = _same_size_bits(raw, held.dtype), None if old is None else _same_size_bits(old, held.dtype)
     if geom is None:
         storage.data = raw
     elif _aliased(geom):

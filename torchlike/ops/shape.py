@@ -23,10 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim, _message_type, _type_string
-from .. import _grad_mode as _gm
+from .. import _dtype, _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _rules, _compute_stride, _detach_alias, _restride, \
-    _flat_index, _aliased, _geom_of, _read, _in_base
+    _flat_index, _aliased, _geom_of, _read, _in_base, _view_dtype
 from . import _layout
 from ._bind import public
 from ._out import _write_out
@@ -143,8 +143,11 @@ def reshape(input, *args, shape=None):
 
 
 @public(function=False)
-def view(self, *args, size=None):
-    """The same storage in a new shape (one -1 is inferred); ViewBackward0. Errors when strides forbid it."""
+def view(self, *args, size=None, dtype=None):
+    """The same storage in a new shape (one -1 is inferred); ViewBackward0. Errors when strides forbid it.
+    ``view(dtype)``: the same bytes read as another dtype (no history, not an autograd view: torch's)."""
+    if dtype is not None or len(args) == 1 and isinstance(args[0], _dtype.dtype):
+        return _view_dtype(self, np.dtype((args[0] if dtype is None else dtype)._np))
     shape = _infer_shape(_shape_arg(args) if size is None else tuple(size), self.numel())
     geom = _view_geometry(_view, self, (shape,))
     if geom is None:
