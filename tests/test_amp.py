@@ -281,3 +281,51 @@ def test_autocast_casts_whole_ops_as_torch(expr):
         with m.autocast("cpu"):
             got.append(str(eval(expr).dtype).split(".")[1])  # noqa: S307 - fixed test expressions
     assert got[0] == got[1]
+
+
+def _state_script(m):
+    """torch's autocast state functions, as code that manages the state itself calls them."""
+    a = m.ones(2, 2)
+    log = [m.is_autocast_cpu_enabled(), str(m.get_autocast_cpu_dtype()), str(m.get_autocast_gpu_dtype()),
+           str(m.get_autocast_xla_dtype()), str(m.get_autocast_ipu_dtype()), m.is_autocast_xla_enabled()]
+    try:
+        m.set_autocast_cpu_enabled(True)
+        log += [m.is_autocast_enabled("cpu"), str((a @ a).dtype)]
+        m.set_autocast_enabled("cpu", False)
+        log += [str((a @ a).dtype)]
+        m.set_autocast_enabled(True)
+        log += [m.is_autocast_enabled(), m.is_autocast_enabled("cuda")]
+        m.set_autocast_enabled(False)
+        log += [m.autocast_increment_nesting(), m.autocast_increment_nesting(), m.autocast_decrement_nesting(),
+                m.autocast_decrement_nesting()]
+        log.append(m.is_autocast_cache_enabled())
+        m.set_autocast_cache_enabled(False)
+        log.append(m.is_autocast_cache_enabled())
+        m.set_autocast_dtype("cpu", m.float16)
+        log.append(str(m.get_autocast_dtype("cpu")))
+        m.set_autocast_cpu_dtype(m.bfloat16)
+        log += [str(m.get_autocast_dtype("cpu")), m.clear_autocast_cache()]
+        with m.autocast("cpu"):
+            log += [m.is_autocast_enabled("cpu"), m.autocast_increment_nesting(), m.autocast_decrement_nesting()]
+        for bad in (lambda: m.set_autocast_enabled("foo", True), lambda: m.set_autocast_enabled(1),
+                    lambda: m.set_autocast_enabled("cpu", 1)):
+            try:
+                bad()
+            except (RuntimeError, TypeError) as e:
+                log.append((type(e).__name__, str(e)))
+    finally:
+        m.set_autocast_enabled("cpu", False)
+        m.set_autocast_enabled("cuda", False)
+        m.set_autocast_cache_enabled(True)
+        m.set_autocast_dtype("cpu", m.bfloat16)
+    return [x.replace("torchlike.", "torch.") if isinstance(x, str) else x for x in log]
+
+
+def test_autocast_state_functions_as_torch():
+    got = {}
+    for m in (tl, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got[m] = _state_script(m), [str(x.message).split(" (Triggered internally")[0] for x in w]
+    assert got[tl] == got[torch]
+    assert any("is deprecated. Please use torch.get_autocast_dtype('cpu')" in x for x in got[tl][1])

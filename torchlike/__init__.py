@@ -91,6 +91,9 @@ from . import compiler  # noqa: E402,F401
 from ._lazy_mode import lazy, sync  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
+from .amp import autocast_mode as _autocast_mode  # noqa: E402
+globals().update({n: getattr(_autocast_mode, n) for n in _autocast_mode._STATE_FUNCTIONS})
+globals().update(_autocast_mode._DEPRECATED)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (torch.cuda.amp: after torchlike.amp, which imports cuda)
 from . import cpu, distributed, hub, random, storage, types  # noqa: E402,F401  (torch's modules of these names)
 from .utils import _pytree  # noqa: E402,F401  (torchlike.utils._pytree, as torch.utils._pytree)

@@ -24,10 +24,13 @@ from . import _hook
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd",
            "custom_bwd"]
+_STATE_FUNCTIONS = ["set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled",
+                    "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+                    "autocast_decrement_nesting"]  # (torch's top-level names, with the deprecated forms below)
 
 _LOWER, _FP32, _PROMOTE = _lists.LOWER, _lists.FP32, _lists.PROMOTE
 _AVAILABLE = ("cpu", "cuda", "ipu", "xpu", "maia", "xla", "mps", "hpu", "mtia", "privateuseone")
-_DEFAULT = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
+_DEFAULT = {d: _dtype.bfloat16 if d in ("cpu", "maia", "xla", "hpu") else _dtype.float16 for d in _AVAILABLE}
 _ELIGIBLE = (_dtype.float16, _dtype.bfloat16, _dtype.float32)
 
 
@@ -60,6 +63,84 @@ def get_autocast_dtype(device_type):
     """The dtype autocast uses on ``device_type`` (bfloat16 on cpu, float16 on cuda unless set)."""
     _device_cls(device_type)  # torch's error for an unknown device type
     return _state.dtype.get(device_type, _dtype.float16)
+
+
+# ----- torch's autocast state functions (torch.set_autocast_enabled, ...): what torch.autocast's __enter__ and
+# __exit__ call, for code that manages the state itself ------------------------------------------------------------
+def set_autocast_enabled(device_type, enabled=None):
+    """Turn autocast on or off for ``device_type`` in this thread (``set_autocast_enabled(enabled)``: cuda's, as
+    torch's older form)."""
+    position = 2
+    if enabled is None:
+        device_type, enabled, position = "cuda", device_type, 1
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position {position}) must be bool, not "
+                        f"{type(enabled).__name__}")
+    _device_cls(device_type)
+    was_on = any(_state.enabled.values())
+    _state.enabled[device_type] = enabled
+    _set_active(was_on, any(_state.enabled.values()))
+
+
+def set_autocast_dtype(device_type, dtype):
+    """The dtype autocast regions on ``device_type`` use from now on in this thread."""
+    _device_cls(device_type)
+    _state.dtype[device_type] = dtype
+
+
+def is_autocast_cache_enabled():
+    """Whether casts of weights are cached within autocast regions."""
+    return _state.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled):
+    """Turn the cache of weights' casts on or off."""
+    _state.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache():
+    """Drop the cached casts of weights (torch.autocast does it when its outermost region exits)."""
+    _state.cache.clear()
+
+
+def autocast_increment_nesting():
+    """One more enclosing autocast region; returns the nesting depth."""
+    _state.depth += 1
+    return _state.depth
+
+
+def autocast_decrement_nesting():
+    """One fewer enclosing autocast region; returns the nesting depth (the caller clears the cache at 0)."""
+    _state.depth -= 1
+    return _state.depth
+
+
+def _deprecated(name, new, fn):
+    """torch's deprecated device-named forms (``is_autocast_cpu_enabled``, ...): ``fn`` with torch's warning."""
+    @functools.wraps(fn)
+    def call(*args):
+        warnings.warn(f"torch.{name} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=2)
+        return fn(*args)
+    call.__name__ = call.__qualname__ = name.split("(")[0]
+    call.__doc__ = f"Deprecated: torch.{new}."
+    return call
+
+
+_DEPRECATED = {}
+for _dev, _word in (("cpu", "cpu"), ("cuda", "gpu"), ("xla", "xla"), ("ipu", "ipu")):
+    _DEPRECATED[f"get_autocast_{_word}_dtype"] = _deprecated(
+        f"get_autocast_{_word}_dtype()", f"get_autocast_dtype('{_dev}')", functools.partial(get_autocast_dtype, _dev))
+    _DEPRECATED[f"set_autocast_{_word}_dtype"] = _deprecated(
+        f"set_autocast_{_word}_dtype(dtype)", f"set_autocast_dtype('{_dev}', dtype)",
+        functools.partial(set_autocast_dtype, _dev))
+    if _dev != "cuda":
+        _DEPRECATED[f"is_autocast_{_word}_enabled"] = _deprecated(
+            f"is_autocast_{_word}_enabled()", f"is_autocast_enabled('{_dev}')",
+            functools.partial(is_autocast_enabled, _dev))
+        _DEPRECATED[f"set_autocast_{_word}_enabled"] = _deprecated(
+            f"set_autocast_{_word}_enabled(enabled)", f"set_autocast_enabled('{_dev}', enabled)",
+            functools.partial(set_autocast_enabled, _dev))
+globals().update(_DEPRECATED)
 
 
 def _cast_to(t, dtype, lower):
