@@ -314,6 +314,13 @@ _FUNCTIONS = {
     "index_reduce":
         "Tensor input, int64_t dim, Tensor index, Tensor source, str reduce, *, bool include_self=True,"
         " Tensor out=None",
+    "select_scatter": "Tensor input, Tensor src, int64_t dim, SymInt index",
+    "slice_scatter":
+        "Tensor input, Tensor src, int64_t dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *,"
+        " Tensor out=None",
+    "diagonal_scatter": "Tensor input, Tensor src, int64_t offset=0, int64_t dim1=0, int64_t dim2=1",
+    "as_strided_scatter":
+        "Tensor input, Tensor src, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None",
     "as_strided as_strided_":
         "Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None",
     "swapdims transpose": "Tensor input, int64_t dim0, int64_t dim1",

@@ -193,18 +193,28 @@ def _(grad, self_shape, size, stride, storage_offset):
     return flat.at[_flat_index(size, stride, storage_offset).reshape(-1)].add(grad.reshape(-1)).reshape(self_shape)
 
 
+def _scatter_at(self, src, positions):
+    """``self`` with ``src`` written at the flat ``positions`` (an array shaped as src) of its row-major elements: the
+    forward of the *_scatter ops, each giving the positions of its view."""
+    idx = positions.reshape(-1)
+    return self.reshape(-1).at[idx].set(src.reshape(-1).astype(self.dtype)).reshape(self.shape)
+
+
+def _scatter_grads(grad, positions):
+    """The *_scatter ops' gradients: grad with the written positions zeroed (self's), grad read there (src's)."""
+    flat = grad.reshape(-1)
+    return flat.at[positions.reshape(-1)].set(0).reshape(grad.shape), jnp.take(flat, positions)
+
+
 @op("AsStridedScatterBackward0", save=(), attrs=("size", "stride", "storage_offset"),
     dynamic=("storage_offset",))
 def _as_strided_scatter(self, src, *, size, stride, storage_offset):
-    idx = _flat_index(size, stride, storage_offset).reshape(-1)
-    return self.reshape(-1).at[idx].set(src.reshape(-1).astype(self.dtype)).reshape(self.shape)
+    return _scatter_at(self, src, _flat_index(size, stride, storage_offset))
 
 
 @_as_strided_scatter.derivative
 def _(grad, size, stride, storage_offset):
-    idx = _flat_index(size, stride, storage_offset)
-    flat = grad.reshape(-1)
-    return flat.at[idx.reshape(-1)].set(0).reshape(grad.shape), jnp.take(flat, idx)
+    return _scatter_grads(grad, _flat_index(size, stride, storage_offset))
 
 
 @op("ConjBackward0", save=())

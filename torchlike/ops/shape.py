@@ -22,12 +22,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, _wrap, _wrap_dim, _message_type, _type_string
+from .._tensor import Tensor, _contiguous_strides, _wrap, _wrap_dim, _message_type, _type_string
 from .. import _dtype, _grad_mode as _gm
 from ._registry import op, _apply, OpDef, _OpNode
 from ._views import _view_apply, _view_geometry, _rule, _rules, _compute_stride, _detach_alias, _restride, \
     _flat_index, _aliased, _geom_of, _read, _in_base, _view_dtype
-from . import _layout
+from . import _layout, _views
 from ._bind import public
 from ._out import _write_out
 from ._util import _check_unique, _shape_arg, ignoring
@@ -1073,6 +1073,122 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return _view_op(_diagonal, input, (int(offset), int(dim1), int(dim2)))
+
+
+# ----- select_scatter / slice_scatter / diagonal_scatter / as_strided_scatter: a copy of input with src written
+# where the view would read it (torch's functional inverses of the views); fresh storage in input's layout -----------
+def _positions(shape, view):
+    """The row-major positions of ``shape``'s elements that ``view`` (a function of an array) reads."""
+    return view(jnp.arange(math.prod(shape)).reshape(shape))
+
+
+def _scatter(self, src, view):
+    return _views._scatter_at(self, src, _positions(self.shape, view))
+
+
+def _unscatter(grad, view):
+    return _views._scatter_grads(grad, _positions(grad.shape, view))
+
+
+def _select_view(dim, index):
+    return lambda a: _select_raw(a, dim, index)
+
+
+def _slice_view(dim, start, end, step):
+    return lambda a: a[(slice(None),) * _norm(dim, a.ndim) + (slice(start, end, step),)]
+
+
+def _diagonal_view(offset, dim1, dim2):
+    return lambda a: jnp.diagonal(a, offset, _norm(dim1, a.ndim), _norm(dim2, a.ndim))
+
+
+@op("SelectScatterBackward0", save=(), attrs=("dim", "index"), unsigned=("dim", "index"), layout=_layout.like)
+def _select_scatter(self, src, *, dim, index):
+    return _scatter(self, src, _select_view(dim, index))
+
+
+_select_scatter.derivative(lambda grad, dim, index: _unscatter(grad, _select_view(dim, index)))
+
+
+@op("SliceScatterBackward0", save=(), attrs=("dim", "start", "end", "step"), unsigned=("dim", "start", "end"),
+    layout=_layout.like)
+def _slice_scatter(self, src, *, dim, start, end, step):
+    return _scatter(self, src, _slice_view(dim, start, end, step))
+
+
+_slice_scatter.derivative(lambda grad, dim, start, end, step: _unscatter(grad, _slice_view(dim, start, end, step)))
+
+
+@op("DiagonalScatterBackward0", save=(), attrs=("offset", "dim1", "dim2"), unsigned=("offset", "dim1", "dim2"),
+    layout=_layout.like)
+def _diagonal_scatter(self, src, *, offset, dim1, dim2):
+    return _scatter(self, src, _diagonal_view(offset, dim1, dim2))
+
+
+_diagonal_scatter.derivative(lambda grad, offset, dim1, dim2: _unscatter(grad, _diagonal_view(offset, dim1, dim2)))
+
+
+def _scatter_checked(entry, input, src, statics, view_shape):
+    if tuple(src.shape) != tuple(view_shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(view_shape)}")
+    return _apply(entry, (input, src), statics)
+
+
+@public
+def select_scatter(input, src, dim, index):
+    """A copy of input with src written at ``input.select(dim, index)`` (SelectScatterBackward0)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return _scatter_checked(_select_scatter, input, src, (int(dim), int(index)), _drop(tuple(input.shape), d))
+
+
+@public
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
+    """A copy of input with src written at ``input[..., start:end:step]`` along dim (SliceScatterBackward0)."""
+    if out is not None:
+        return _write_out("slice_scatter", lambda: slice_scatter(input, src, dim, start, end, step), out,
+                          (input, src))
+    d = _wrap_dim(dim, max(input.ndim, 1))
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    size = _slice_length(input.shape[d], start, end, step)
+    statics = (int(dim), None if start is None else int(start), None if end is None else int(end), int(step))
+    return _scatter_checked(_slice_scatter, input, src, statics, _put(tuple(input.shape), d, size))
+
+
+@public
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with src written on ``input.diagonal(offset, dim1, dim2)`` (DiagonalScatterBackward0)."""
+    d1, d2 = _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape = tuple(input.shape)
+    sizes = _rules[_diagonal](shape, _contiguous_strides(shape), 0, int(offset), d1, d2)[0]
+    return _scatter_checked(_diagonal_scatter, input, src, (int(offset), int(dim1), int(dim2)), sizes)
+
+
+@public
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with src written where ``as_strided(size, stride, storage_offset)`` of that copy reads
+    (AsStridedScatterBackward0): positions count the copy's memory, laid out as input's (torch's clone)."""
+    shape = tuple(input.shape)
+    sizes, strides = _layout._sizes_strides(input)
+    like = _layout._like_strides(sizes, strides)
+    order = sorted(range(len(shape)), key=lambda d: -like[d])  # (stable: the copy's memory order of dims)
+    if order != sorted(order):  # a permuted layout: the copy's memory is the row-major order of the permuted input
+        back = sorted(range(len(order)), key=order.__getitem__)
+        return permute(as_strided_scatter(permute(input, order), src, size, stride, storage_offset), back)
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    offset = 0 if storage_offset is None else int(storage_offset)
+    _strided_args(_wrap(jnp.zeros(math.prod(shape), input._data.dtype)) if input._sgeom is not None else input,
+                  size, stride, offset)  # (torch's checks, on the copy's storage)
+    return _scatter_checked(_views._as_strided_scatter, input, src, (size, stride, offset), size)
 
 
 # ----- stride rules of the view ops (torch's; see _views.py) ------------------------------------------------
