@@ -48,7 +48,7 @@ import pytest  # noqa: E402
 _BOTH_MODES = {"test_engine", "test_hooks", "test_saved_hooks", "test_views", "test_view_modes",
                "test_inplace_checks", "test_inplace_methods", "test_function", "test_functional", "test_nn_module",
                "test_nn_layers", "test_nn_functional", "test_nn_activations_losses", "test_nn_init", "test_nn_rnn",
-               "test_nn_spatial", "test_nn_utils_more", "test_optim", "test_optim_more"}
+               "test_nn_spatial", "test_nn_utils_more", "test_optim", "test_optim_more", "test_optim_new"}
 
 
 def pytest_xdist_auto_num_workers(config):

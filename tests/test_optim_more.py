@@ -60,24 +60,25 @@ FULL = {"RMSprop": dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1),
         "RAdam": dict(lr=0.05, betas=(0.9, 0.9), weight_decay=0.1)}
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_float32_and_a_parameter_without_grad(name):
-    runs = _run(lambda lib, ps: getattr(lib.optim, name)(ps, **FULL[name]), steps=7, dtype=np.float32, extra=True)
+def check_float32_and_a_parameter_without_grad(name, kw):
+    """``name(**kw)`` on float32 parameters, one never getting a gradient, matches torch; returns the runs."""
+    runs = _run(lambda lib, ps: getattr(lib.optim, name)(ps, **kw), steps=7, dtype=np.float32, extra=True)
     _assert_runs_same(runs, rtol=1e-5, atol=1e-6)
     (tps, topt, _), (ops, oopt, _) = runs
-    assert sorted(topt.state_dict()["state"]) == sorted(oopt.state_dict()["state"])  # Adagrad: all four
+    assert sorted(topt.state_dict()["state"]) == sorted(oopt.state_dict()["state"])
     assert np.array_equal(_np(tps[3]), np.ones(2)) and tps[3]._version == ops[3]._version == 0
+    return runs
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_complex_parameters_match_torch(name):
+def check_complex_parameters(name, kw):
+    """``name(**kw)`` on a complex parameter, gradients set by hand, matches torch."""
     rng = np.random.default_rng(1)
     init = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
     grads = [rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)) for _ in range(7)]
     results = []
     for lib in (tl, torch):
         p = lib.tensor(init, requires_grad=True)
-        opt = getattr(lib.optim, name)([p], **FULL[name])
+        opt = getattr(lib.optim, name)([p], **kw)
         for g in grads:
             p.grad = lib.tensor(g)
             opt.step()
@@ -87,13 +88,13 @@ def test_complex_parameters_match_torch(name):
     assert results[0][2] == results[1][2]
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_state_dict_round_trip_and_loading_into_a_fresh_optimizer(name):
+def check_state_dict_round_trip(name, kw):
+    """A state dict of ``name(**kw)`` over two groups: loaded into a fresh optimizer and into itself, continued."""
     results = []
     for lib in (tl, torch):
         cls = getattr(lib.optim, name)
         ps = _params(lib)
-        opt = cls([{"params": ps[:2]}, {"params": ps[2:], "lr": 0.01}], **FULL[name])
+        opt = cls([{"params": ps[:2]}, {"params": ps[2:], "lr": 0.01}], **kw)
         _train(lib, opt, ps, 3)
         sd = opt.state_dict()
         fresh = cls([{"params": ps[:2]}, {"params": ps[2:]}], lr=0.5)
@@ -106,6 +107,39 @@ def test_state_dict_round_trip_and_loading_into_a_fresh_optimizer(name):
     _assert_histories_close(results[0][3], results[1][3])
 
 
+def check_torch_state_dict_loads(name, kw, steps=2):
+    """torch's ``name(**kw)`` state dict, converted through NumPy, loads into torchlike's and continues identically
+    for ``steps``; returns torchlike's optimizer and parameters."""
+    tps, ops = _params(tl), _params(torch)
+    topt, oopt = getattr(tl.optim, name)(tps, **kw), getattr(torch.optim, name)(ops, **kw)
+    _train(torch, oopt, ops, 3)
+    sd = oopt.state_dict()
+    converted = {k: {n: tl.tensor(v.numpy()) for n, v in s.items()} for k, s in sd["state"].items()}
+    topt.load_state_dict({"state": converted, "param_groups": sd["param_groups"]})
+    oopt.load_state_dict(sd)
+    assert_state_dict_same(topt.state_dict(), oopt.state_dict())
+    with tl.no_grad():
+        for p, q in zip(tps, ops):
+            p.copy_(tl.tensor(q.detach().numpy()))
+    _assert_histories_close(_train(tl, topt, tps, steps), _train(torch, oopt, ops, steps))
+    return topt, tps
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_and_a_parameter_without_grad(name):
+    check_float32_and_a_parameter_without_grad(name, FULL[name])  # (Adagrad: state for all four)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_complex_parameters_match_torch(name):
+    check_complex_parameters(name, FULL[name])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_round_trip_and_loading_into_a_fresh_optimizer(name):
+    check_state_dict_round_trip(name, FULL[name])
+
+
 def _assert_histories_close(a, b):
     for x, y in zip(a, b):
         for u, v in zip(x, y):
@@ -115,18 +149,8 @@ def _assert_histories_close(a, b):
 def test_torch_state_dict_loads_into_torchlike():
     """A torch NAdam's state_dict, converted through NumPy, continues identically (torch casts ``mu_product``
     to the parameters' dtype on loading, so both optimizers load it)."""
-    tps, ops = _params(tl), _params(torch)
-    topt, oopt = tl.optim.NAdam(tps, lr=0.05), torch.optim.NAdam(ops, lr=0.05)
-    _train(torch, oopt, ops, 3)
-    sd = oopt.state_dict()
-    converted = {k: {n: tl.tensor(v.numpy()) for n, v in s.items()} for k, s in sd["state"].items()}
-    topt.load_state_dict({"state": converted, "param_groups": sd["param_groups"]})
-    oopt.load_state_dict(sd)
+    topt, tps = check_torch_state_dict_loads("NAdam", dict(lr=0.05))
     assert topt.state[tps[0]]["mu_product"].dtype == tl.float64
-    with tl.no_grad():
-        for p, q in zip(tps, ops):
-            p.copy_(tl.tensor(q.detach().numpy()))
-    _assert_histories_close(_train(tl, topt, tps, 2), _train(torch, oopt, ops, 2))
 
 
 @pytest.mark.eager_only("counts the optimizer's jitted traces; lazy mode records the update into "

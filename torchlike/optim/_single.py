@@ -1,4 +1,5 @@
-"""The shared step of the element-wise optimizers (RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam).
+"""The shared step of the element-wise optimizers (RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD,
+Adafactor).
 
 A subclass gives torch's per-parameter update as a pure function of JAX arrays (``_update``), its lazily created
 state (``_new_state``), its traced hyper-parameters (``_hypers``), its static option structure (``_spec``) and how
@@ -17,6 +18,9 @@ from .adam import _as_complex, _as_real
 from .optimizer import Optimizer, _f64, _real_dtype, _scalar_arg, _scalar_dtype, _traces, _write
 
 _JITS = {}
+# group options that are pairs, passed traced as two scalars
+_PAIRS = {"betas": ("beta1", "beta2"), "etas": ("etaminus", "etaplus"),
+          "step_sizes": ("step_size_min", "step_size_max")}
 
 
 def _check(ok, what, value):
@@ -72,8 +76,9 @@ def _run(update, kind, specs, hypers, params, grads, states):
 
 class _ElementwiseOptimizer(Optimizer):
     _kind = None
-    _hypers = ("lr",)  # group keys passed traced; "betas" becomes beta1 and beta2
+    _hypers = ("lr",)  # group keys passed traced; a pair (_PAIRS: "betas", ...) becomes two scalars
     _defaults_on_load = {}  # options older checkpoints may lack
+    _takes_sparse = False  # torch's optimizer accepts sparse gradients (torchlike makes none)
 
     def _spec(self, group):
         """Static structure; element 0 is ``maximize``."""
@@ -81,6 +86,11 @@ class _ElementwiseOptimizer(Optimizer):
 
     def _new_state(self, p, group):
         raise NotImplementedError
+
+    def _check_param(self, p):
+        """torch's refusals of a parameter with a gradient, at step time before its state is created."""
+        if p._grad.is_sparse and not self._takes_sparse:
+            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
 
     def _bumps(self, spec):
         """``{state key or "param": in-place ops torch runs on it per step}`` (missing keys: 1)."""
@@ -107,8 +117,8 @@ class _ElementwiseOptimizer(Optimizer):
     def _hyper_args(self, group):
         out = {}
         for k in self._hypers:
-            if k == "betas":
-                out["beta1"], out["beta2"] = map(_scalar_arg, group["betas"])
+            if k in _PAIRS:
+                out[_PAIRS[k][0]], out[_PAIRS[k][1]] = map(_scalar_arg, group[k])
             else:
                 out[k] = _scalar_arg(group[k])
         return out
@@ -124,6 +134,7 @@ class _ElementwiseOptimizer(Optimizer):
             spec = self._spec(group)
             group_states = []
             for p in ps:
+                self._check_param(p)
                 if len(self.state[p]) == 0:
                     self.state[p].update(self._new_state(p, group))
                 group_states.append(self.state[p])

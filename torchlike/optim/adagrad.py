@@ -16,6 +16,7 @@ class Adagrad(_ElementwiseOptimizer):
     _kind = "adagrad"
     _hypers = ("lr", "lr_decay", "eps", "weight_decay")
     _defaults_on_load = dict(foreach=None, maximize=False, differentiable=False, fused=None)
+    _takes_sparse = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
