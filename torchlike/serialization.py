@@ -31,7 +31,7 @@ from ._device import _accelerator, device
 from ._internal import views, wrap
 from ._tensor import Size, Tensor, _contiguous_strides
 from .autograd.graph import increment_version
-from .nn.parameter import Parameter
+from .nn.parameter import Parameter, is_lazy
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
            "DEFAULT_PROTOCOL"]
@@ -74,6 +74,8 @@ _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _TORCH_DEVICE = _Global("torch", "device")
 _TORCH_SIZE = _Global("torch", "Size")
+_LAZY_GLOBALS = {True: _Global("torch.nn.parameter", "UninitializedParameter"),  # by isinstance(t, Parameter)
+                 False: _Global("torch.nn.parameter", "UninitializedBuffer")}
 
 
 # ----- save --------------------------------------------------------------------------------------------------
@@ -115,6 +117,8 @@ class _Pickler(pickle._Pickler):
     dispatch[_dtype.dtype] = _save_torch_global
 
     def reducer_override(self, obj):
+        if is_lazy(obj):  # (torch pickles an uninitialized tensor as its class called with requires_grad)
+            return _LAZY_GLOBALS[isinstance(obj, Parameter)], (obj.requires_grad,)
         if isinstance(obj, Parameter):
             return _REBUILD_PARAMETER, (_Plain(obj), obj.requires_grad, collections.OrderedDict())
         if isinstance(obj, (Tensor, _Plain)):

@@ -3,7 +3,8 @@ from .._internal import differentiable_dtype
 from .._tensor import Tensor
 from ..ops.creation import empty, tensor
 
-__all__ = ["Parameter", "Buffer", "is_lazy"]
+__all__ = ["Parameter", "Buffer", "UninitializedTensorMixin", "UninitializedParameter", "UninitializedBuffer",
+           "is_lazy"]
 
 
 def _alias(data, cls):
@@ -70,6 +71,5 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         return t
 
 
-def is_lazy(param):
-    """Whether ``param`` is an uninitialized (lazy) parameter or buffer; torchlike has none."""
-    return False
+from ._uninitialized import (UninitializedTensorMixin, UninitializedParameter, UninitializedBuffer,  # noqa: E402
+                             is_lazy)

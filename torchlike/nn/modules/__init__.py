@@ -30,3 +30,10 @@ __all__ += [n for n in activation.__all__ + loss.__all__ if n not in __all__]  #
 from . import _spatial  # noqa: E402
 from ._spatial import *  # noqa: E402,F401,F403  (issue 14's spatial layers: padding, pooling, conv, ...)
 __all__ += [n for n in _spatial.__all__ if n not in __all__]
+from . import lazy  # noqa: E402  (LazyModuleMixin stays in nn.modules.lazy, as torch's)
+from .lazy import (LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,  # noqa: E402,F401
+                   LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402,F401
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402,F401
+__all__ += lazy._LAYERS + ["SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss"]

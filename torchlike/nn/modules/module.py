@@ -19,7 +19,7 @@ from ..._tensor import Tensor
 from ...ops.creation import empty_like
 from ...autograd.function import Function
 from ...utils.hooks import RemovableHandle, _add_hook as _add
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "RemovableHandle", "BackwardHookFunction", "register_module_forward_pre_hook",
            "register_module_forward_hook", "register_module_full_backward_pre_hook",
@@ -981,9 +981,10 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(value)}")
                 continue
-            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:  # 0.3-era 1-element checkpoints
+            lazy = is_lazy(param)  # (an uninitialized param of a lazy module: its _lazy_load_hook checked it)
+            if not lazy and param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:  # 0.3-era checkpoints
                 value = value[0]
-            if value.shape != param.shape:
+            if not lazy and value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
