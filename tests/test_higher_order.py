@@ -356,6 +356,18 @@ AREAS = {
         "group_norm_mean_rstd": (lambda m, x, w, b: F(m).group_norm(x, 1, w, b) * x, [_L2, _L1[0, :, 0],
                                                                                      _L1[0, :, 1]]),
     },
+    "unpool": {  # tests/test_unpool.py
+        "max_unpool": (lambda m, x, y: (
+            F(m).max_unpool2d(*F(m).max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5)),
+            F(m).max_unpool3d(*F(m).max_pool3d(y, (1, 2, 1), return_indices=True), (1, 2, 1), output_size=(3, 4, 3))),
+            [_L2, _L3]),
+        "fractional_max_pool": (lambda m, x, y: (
+            F(m).fractional_max_pool2d(x, 2, (3, 2), _random_samples=m.tensor([[[0.3, 0.7], [0.9, 0.1]]],
+                                                                                 dtype=x.dtype)),
+            F(m).fractional_max_pool3d(y, (1, 2, 2), (2, 2, 1),
+                                       _random_samples=m.tensor([[[0.2, 0.5, 0.8]] * 2], dtype=y.dtype))),
+            [_L2, _L3]),
+    },
 }
 for _area, _cases in AREAS.items():
     for _n, (_f, _a) in _cases.items():

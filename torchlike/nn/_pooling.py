@@ -1,6 +1,7 @@
 """Pooling: max / avg (MaxPool{2,3}DWithIndicesBackward0, AvgPool{2,3}DBackward0), adaptive avg / max
 (AdaptiveAvgPool{2,3}DBackward0, AdaptiveMaxPool{2,3}DBackward0) and lp pooling (composed, as torch). The 1-d forms
-unsqueeze, run the 2-d op and squeeze, as torch.
+unsqueeze, run the 2-d op and squeeze, as torch. The max poolings' ``*_with_indices`` forms are what their
+``return_indices=True`` runs (torch's functions of those names).
 
 torch's CPU kernels refuse integer and bool inputs but these (``refuse=`` of each op): avg pooling takes int64, max
 pooling every integer type, adaptive pooling none. A 2-d kernel refused for a channels-last input is named
@@ -16,7 +17,9 @@ from ..ops import pointwise as _pw, reduction as _red, shape as _shape
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
+           "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
 _MEAN_REFUSAL = (RuntimeError, "mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -190,15 +193,54 @@ def _one(v):
 
 
 def _via_2d(input, fn, name):
+    """``fn`` of ``input`` with an unsqueezed height-1 dim, squeezed again (torch's checkDimRange first; fn None:
+    only that)."""
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            f"'self' (while checking arguments for {name})")
+    if fn is None:
+        return None
     out = fn(_shape.unsqueeze(input, -2))
     return tuple(_shape.squeeze(o, -2) for o in out) if isinstance(out, tuple) else _shape.squeeze(out, -2)
 
 
+def _check_1d(fn, name, v):
+    """torch's check_1d of an int[1] argument of a 1-d pooling."""
+    if len(v) != 1:
+        raise RuntimeError(f"{fn}() argument '{name}' should contain one int (got {len(v)})")
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """1-D max pooling and the index of each maximum (torch.max_pool1d_with_indices: max_pool2d over an
+    unsqueezed height-1 dim); what max_pool1d(return_indices=True) runs."""
+    names = ("kernel_size", "stride", "padding", "dilation")
+    k, s, p, d = (_ints("max_pool1d_with_indices", n, i + 2, v, 1) for i, (n, v) in
+                  enumerate(zip(names, (kernel_size, () if stride is None else stride, padding, dilation))))
+    _via_2d(input, None, "max_pool1d")
+    for name, v in zip(names, (k, s or k, p, d)):  # (an empty stride is the kernel size)
+        _check_1d("max_pool1d", name, v)
+    s = s or k
+    return _via_2d(input, lambda x: max_pool2d(x, (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode, True),
+                   "max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool2d's (output, indices), whatever ``return_indices`` says, as torch's."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool3d's (output, indices), whatever ``return_indices`` says, as torch's."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """1-D max pooling over (N, C, L) or (C, L): max_pool2d over an unsqueezed height-1 dim, as torch."""
+    if return_indices:
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                            f"input, but got:{list(input.shape)}")
@@ -208,11 +250,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if (n + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1 < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: "
                            f"{(n + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1}")
-    if not return_indices and input._data.dtype.kind in "biu":  # (torch's max_pool1d_impl: floating types only;
-        # its indices come from max_pool2d's kernel, which takes integers; an integer input never requires grad)
+    if input._data.dtype.kind in "biu":  # (torch's max_pool1d_impl: floating types only; with indices it runs
+        # max_pool2d's kernel, which takes integers; an integer input never requires grad)
         raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{type_word(input)}'")
-    return _via_2d(input, lambda x: max_pool2d(x, (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode, return_indices),
-                   "max_pool1d")
+    return _via_2d(input, lambda x: max_pool2d(x, (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode), "max_pool1d")
 
 
 @op("AvgPool2DBackward0", save=("self",), layout=layout.suggested,  # (torch's 3-d pools are row-major but max's)
@@ -323,6 +364,9 @@ def _adaptive_max(self, *, output_size, channels_last):
     """The max of each adaptive window and its flat index within the plane (first max; NaN wins, as torch)."""
     nd, lead = len(output_size), self.ndim - len(output_size)
     sizes = self.shape[lead:]
+    if 0 in output_size:
+        shape = self.shape[:lead] + tuple(output_size)
+        return jnp.zeros(shape, self.dtype), jnp.zeros(shape, jnp.int64)
     idx = []  # per pooled dim: (o, k) source indices, broadcast to (o0, k0, o1, k1, ...)
     for j, (n, o) in enumerate(zip(sizes, output_size)):
         start, end = _windows(n, o)
@@ -344,8 +388,19 @@ _ADAPTIVE_MAX = {nd: op(f"AdaptiveMaxPool{nd}DBackward0", save=("self", "result1
                         layout=layout.suggested if nd == 2 else None,
                         refuse={"biu": _kernel("adaptive_max_pool2d") if nd == 2 else "adaptive_max_pool3d_cpu"})(
     _adaptive_max) for nd in (2, 3)}
+def _adaptive_max_backward(nd):
+    def backward(grads, self, result1):
+        for i in range(1, grads[0].ndim):  # (torch's backward refuses an empty result's gradient)
+            if grads[0].shape[i] == 0:
+                raise RuntimeError(f"adaptive_max_pool{nd}d_backward(): Expected grad_output to have non-zero size for "
+                                   f"non-batch dimensions, but grad_output has sizes {list(grads[0].shape)} with "
+                                   f"dimension {i} being empty")
+        return _scatter(grads[0], result1, self.shape, nd)
+    return backward
+
+
 for _nd, _entry in _ADAPTIVE_MAX.items():
-    _entry.derivative(lambda grads, self, result1, nd=_nd: _scatter(grads[0], result1, self.shape, nd))
+    _entry.derivative(_adaptive_max_backward(_nd))
 
 
 def _output_size(output_size, nd, shape):
@@ -394,26 +449,90 @@ def adaptive_avg_pool1d(input, output_size):
     return _via_2d(input, lambda x: adaptive_avg_pool2d(x, (1,) + size), "adaptive_avg_pool1d")
 
 
+def _ints(fn, name, pos, value, n):
+    """An int[n] argument as torch's argument parser takes it: an int (repeated n times) or a sequence of ints."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, not {type(value).__name__}")
+    for i, v in enumerate(value):
+        if isinstance(v, (int, np.integer)):
+            continue
+        if i == 0:  # (the parser matches the signature by the first element, then unpacks the rest)
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, but found element of "
+                            f"type {type(v).__name__} at pos 0")
+        raise TypeError(f"{fn}(): argument '{name}' failed to unpack the object at pos {i + 1} with error \"type must "
+                        f"be tuple of ints,but got {type(v).__name__}\"")
+    return tuple(int(v) for v in value)
+
+
+def _nonempty(input, what, sizes=" input has sizes ", end=""):
+    """torch's check that no dim but the batch dim is empty (``what``, ``sizes``, ``end``: its message's words)."""
+    for i in range(1, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{what}: Expected input to have non-zero size for non-batch dimensions, but"
+                               f"{sizes}{list(input.shape)} with dimension {i} being empty{end}")
+
+
+def _new_shape(shape):
+    """``shape`` for a new result (torch's error for a negative size)."""
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+    return shape
+
+
+def _adaptive_max_pool(nd, input, output_size):
+    """torch's adaptive_max_pool2d/3d with _list_with_default's Nones: (output, indices)."""
+    fn = f"adaptive_max_pool{nd}d"
+    if not isinstance(output_size, (int, np.integer)):
+        if input.ndim <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        output_size = [d if v is None else v for v, d in zip(output_size, input.shape[-len(output_size):])]
+    size = _ints(fn, "output_size", 2, output_size, nd)
+    _adaptive_check(input, nd, fn, ":")
+    _nonempty(input, f"{fn}()")
+    if len(size) != nd:
+        raise RuntimeError(f"{fn}(): internal error: output_size.size() must be {nd}")
+    _new_shape(input.shape[:-nd] + size)
+    return apply(_ADAPTIVE_MAX[nd], (input,), (size, _channels_last(input)))
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """Max over adaptive windows (AdaptiveMaxPool2DBackward0) and the flat h * W + w index of each maximum."""
+    return _adaptive_max_pool(2, input, output_size)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """Max over adaptive windows (AdaptiveMaxPool3DBackward0) and the flat (d * H + h) * W + w index of each."""
+    return _adaptive_max_pool(3, input, output_size)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """torch.adaptive_max_pool1d: adaptive_max_pool2d over an unsqueezed height-1 dim, and the indices."""
+    size = _ints("adaptive_max_pool1d", "output_size", 2, output_size, 1)
+    _via_2d(input, None, "adaptive_max_pool1d")
+    _check_1d("adaptive_max_pool1d", "output_size", size)
+    _nonempty(input, "adaptive_max_pool1d()")
+    return _via_2d(input, lambda x: _adaptive_max_pool(2, x, (1,) + size), "adaptive_max_pool1d")
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows (AdaptiveMaxPool2DBackward0); ``return_indices``: flat h * W + w indices."""
-    _adaptive_check(input, 2, "adaptive_max_pool2d", ":")
-    out, idx = apply(_ADAPTIVE_MAX[2], (input,), (_output_size(output_size, 2, input.shape),
-                                                   _channels_last(input)))
-    return (out, idx) if return_indices else out
+    out = _adaptive_max_pool(2, input, output_size)
+    return out if return_indices else out[0]
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over adaptive windows (AdaptiveMaxPool3DBackward0); ``return_indices``: flat (d * H + h) * W + w."""
-    _adaptive_check(input, 3, "adaptive_max_pool3d", ":")
-    out, idx = apply(_ADAPTIVE_MAX[3], (input,), (_output_size(output_size, 3, input.shape),
-                                                   _channels_last(input)))
-    return (out, idx) if return_indices else out
+    out = _adaptive_max_pool(3, input, output_size)
+    return out if return_indices else out[0]
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """adaptive_max_pool2d over an unsqueezed height-1 dim, as torch."""
-    size = _output_size(output_size, 1, input.shape)
-    return _via_2d(input, lambda x: adaptive_max_pool2d(x, (1,) + size, return_indices), "adaptive_max_pool1d")
+    out = adaptive_max_pool1d_with_indices(input, output_size)
+    return out if return_indices else out[0]
 
 
 # ----- lp pooling (torch composes it) ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """torchlike.nn.modules: the Module classes (re-exported by torchlike.nn)."""
 from .module import Module  # noqa: F401
-from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .linear import Identity, Linear, Bilinear  # noqa: F401
 from .activation import ReLU, GELU, SiLU, LeakyReLU, Softplus, Tanh, Sigmoid, Softmax, LogSoftmax  # noqa: F401
 from .activation import *  # noqa: F401,F403  (activation and loss: every name of their __all__)
@@ -25,7 +25,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "MultiheadAttention", "Flatten", "Unflatten",
            "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-           "TransformerDecoderLayer"]
+           "TransformerDecoderLayer", "Container"]
 __all__ += [n for n in activation.__all__ + loss.__all__ if n not in __all__]  # noqa: F405
 from . import _spatial  # noqa: E402
 from ._spatial import *  # noqa: E402,F401,F403  (issue 14's spatial layers: padding, pooling, conv, ...)

@@ -9,7 +9,7 @@ from .module import Module
 
 __all__ = ["ReLU", "GELU", "SiLU", "LeakyReLU", "Softplus", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "ReLU6",
            "PReLU", "ELU", "SELU", "CELU", "Mish", "Hardtanh", "Hardswish", "Hardsigmoid", "Softmin", "Softsign",
-           "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "GLU", "LogSigmoid", "RReLU"]
+           "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "GLU", "LogSigmoid", "RReLU", "Softmax2d"]
 
 
 class ReLU(Module):
@@ -376,3 +376,12 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each location of a (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)

@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (torch.nn's)."""
+"""Containers: Container (deprecated), Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (torch.nn's)."""
 import operator
 from collections import OrderedDict, abc as container_abcs
 from itertools import chain, islice
@@ -6,8 +6,9 @@ from itertools import chain, islice
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
+from .utils import _deprecated
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _renumber(module):
@@ -477,3 +478,14 @@ class ParameterDict(Module):
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
+
+
+@_deprecated("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. Subclass "
+             "that instead.")
+class Container(Module):
+    """A Module holding the modules given as keywords (deprecated: a FutureWarning when made)."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

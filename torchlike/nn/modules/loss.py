@@ -4,11 +4,12 @@ import warnings
 from .. import functional as F
 from .._losses import _pairwise_distance
 from .module import Module
+from .utils import _deprecated
 
 __all__ = ["L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "BCELoss",
            "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
            "CTCLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
-           "MultiMarginLoss", "SoftMarginLoss", "HingeEmbeddingLoss"]
+           "MultiMarginLoss", "SoftMarginLoss", "HingeEmbeddingLoss", "NLLLoss2d"]
 
 
 def _legacy_reduction(size_average, reduce):
@@ -308,3 +309,12 @@ class MultiMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
                                    reduction=self.reduction)
+
+
+@_deprecated("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+             "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.")
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its deprecated name (a FutureWarning when made)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

@@ -6,9 +6,10 @@ from .. import init
 from .._layers import layer_norm
 from .._normalization import group_norm, local_response_norm, rms_norm
 from ..parameter import Parameter
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine_params(module, shape, affine, bias, device, dtype):
@@ -121,6 +122,20 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """The legacy cross-channel local response norm of 4-D inputs (torch's CrossMapLRN2d Function)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

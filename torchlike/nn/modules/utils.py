@@ -2,6 +2,7 @@
 ``consume_prefix_in_state_dict_if_present``."""
 import collections.abc
 import itertools
+import warnings
 
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
@@ -35,6 +36,28 @@ def _list_with_default(out_size, defaults):
     if len(defaults) <= len(out_size):
         raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
     return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
+def _deprecated(message):
+    """typing_extensions.deprecated(message, category=FutureWarning) for a class, as torch marks its deprecated
+    modules: making the class itself (not a subclass) or subclassing it warns; ``__deprecated__`` is the message."""
+    def mark(cls):
+        new, init_subclass = cls.__new__, cls.__init_subclass__
+        python_hook = hasattr(init_subclass, "__func__")  # (else object's builtin one)
+
+        def __new__(klass, *args, **kwargs):
+            if klass is cls:
+                warnings.warn(message, FutureWarning, stacklevel=2)
+            return new(klass) if new is object.__new__ else new(klass, *args, **kwargs)
+
+        def __init_subclass__(klass, **kwargs):
+            warnings.warn(message, FutureWarning, stacklevel=2)
+            return init_subclass.__func__(klass, **kwargs) if python_hook else init_subclass(**kwargs)
+        cls.__new__ = staticmethod(__new__)
+        cls.__init_subclass__ = classmethod(__init_subclass__)
+        cls.__deprecated__ = message
+        return cls
+    return mark
 
 
 def consume_prefix_in_state_dict_if_present(state_dict, prefix):
