@@ -388,6 +388,8 @@ _ADAPTIVE_MAX = {nd: op(f"AdaptiveMaxPool{nd}DBackward0", save=("self", "result1
                         layout=layout.suggested if nd == 2 else None,
                         refuse={"biu": _kernel("adaptive_max_pool2d") if nd == 2 else "adaptive_max_pool3d_cpu"})(
     _adaptive_max) for nd in (2, 3)}
+
+
 def _adaptive_max_backward(nd):
     def backward(grads, self, result1):
         for i in range(1, grads[0].ndim):  # (torch's backward refuses an empty result's gradient)
