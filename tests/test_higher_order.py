@@ -309,6 +309,10 @@ AREAS = {
             F(m).interpolate(y, size=(3, 7), mode="bilinear", align_corners=True),
             F(m).interpolate(y, scale_factor=1.4, mode="bicubic"),
             F(m).interpolate(z, size=(2, 4, 4), mode="trilinear")), [_L1, _L2, _L3]),
+        "layer_upsample_antialias": (lambda m, y: (
+            F(m).interpolate(y, size=(2, 3), mode="bilinear", antialias=True),
+            F(m).interpolate(y, scale_factor=0.6, mode="bicubic", antialias=True, align_corners=True),
+            F(m).interpolate(y, size=(3, 2), mode="lanczos", antialias=True)), [_L2]),
         "layer_grid_sample": (lambda m, x, g, y, h: (F(m).grid_sample(x, g, align_corners=False),
                                                      F(m).grid_sample(y, h, align_corners=True)),
                               [_L2, _LR.standard_normal((1, 2, 3, 2)), _L3, _LR.standard_normal((1, 2, 2, 1, 3))]),
@@ -355,6 +359,12 @@ AREAS = {
                                               F(m).adaptive_max_pool3d(x[0], (1, None, 3))), [_L3]),
         "group_norm_mean_rstd": (lambda m, x, w, b: F(m).group_norm(x, 1, w, b) * x, [_L2, _L1[0, :, 0],
                                                                                      _L1[0, :, 1]]),
+    },
+    "scatter_views": {  # tests/test_scatter_views.py
+        "scatters": (lambda m, a, s, d, c: (m.select_scatter(a, s, 0, 1), m.slice_scatter(a, c, 1, 0, None, 2),
+                                            m.diagonal_scatter(a, d, -1)),
+                     [RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal(2),
+                      RNG.standard_normal((3, 2))]),
     },
     "unpool": {  # tests/test_unpool.py
         "max_unpool": (lambda m, x, y: (

@@ -546,3 +546,47 @@ def test_adaptive_average_to_one_element_is_a_mean_as_torch(case):
     assert seen[0][:2] == seen[1][:2]
     np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-5, atol=1e-6)
+
+
+_AA = [("bilinear", dict(size=(5, 6))), ("bilinear", dict(size=(22, 7))), ("bilinear", dict(scale_factor=(0.3, 2.5))),
+       ("bilinear", dict(size=(5, 6), align_corners=True)), ("bicubic", dict(size=(4, 13))),
+       ("bicubic", dict(scale_factor=0.45)), ("bicubic", dict(size=(5, 6), align_corners=True)),
+       ("lanczos", dict(size=(5, 6))), ("lanczos", dict(size=(22, 7)))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode, kw", _AA)
+def test_interpolate_antialias_as_torch(mode, kw, dtype):
+    """Antialiased bilinear / bicubic / lanczos (torch's *2DAaBackward0): values, gradients, node and saved
+    attributes, channels-last layout."""
+    x = np.random.RandomState(0).randn(2, 3, 11, 13).astype(dtype)
+    got = []
+    for lib in (tl, torch):
+        t = lib.tensor(x, requires_grad=True)
+        r = lib.nn.functional.interpolate(t, mode=mode, antialias=True, **kw)
+        (g,) = lib.autograd.grad((r * r).sum(), t)
+        node = r.grad_fn
+        cl = lib.nn.functional.interpolate(lib.tensor(x).to(memory_format=lib.channels_last), mode=mode,
+                                           antialias=True, **kw)
+        got.append((r.detach().numpy(), g.numpy(), node.name(), [getattr(node, f"_saved_{k}") for k in (
+            "output_size", "align_corners", "scales_h", "scales_w", "self_sym_sizes")], cl.stride()))
+    tol = 1e-13 if dtype == "float64" else 3e-6
+    for a, b in zip(got[0][:2], got[1][:2]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert got[0][2:] == got[1][2:]
+
+
+@pytest.mark.parametrize("case", [dict(mode="nearest", antialias=True), dict(mode="lanczos"),
+                                  dict(mode="lanczos", antialias=True, align_corners=True),
+                                  dict(mode="bilinear", antialias=True, dtype="int64")])
+def test_interpolate_antialias_refusals_as_torch(case):
+    case = dict(case)
+    dtype = case.pop("dtype", "float64")
+    outcomes = []
+    for lib in (tl, torch):
+        try:
+            lib.nn.functional.interpolate(lib.zeros(1, 3, 11, 13, dtype=getattr(lib, dtype)), size=(5, 6), **case)
+            outcomes.append(None)
+        except (ValueError, NotImplementedError) as e:
+            outcomes.append((type(e), str(e)))
+    assert outcomes[0] == outcomes[1] and outcomes[0] is not None

@@ -69,6 +69,40 @@ def _interp_matrix(n, o, align_corners, scale, cubic):
     return m
 
 
+def _aa_filter(mode):
+    """torch's antialiasing filter of ``mode`` and its number of taps at scale 1 (interp_size)."""
+    if mode == "bilinear":
+        return 2, lambda x: np.maximum(0.0, 1.0 - np.abs(x))
+    if mode == "bicubic":  # (Keys' cubic with a = -0.5, as PIL's)
+        def cubic(x):
+            x = np.abs(x)
+            near = ((1.5 * x - 2.5) * x) * x + 1.0
+            far = ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0
+            return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+        return 4, cubic
+    return 6, lambda x: np.where(np.abs(x) < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)  # lanczos-3
+
+
+def _aa_matrix(n, o, align_corners, scale, mode, dtype):
+    """(o, n) weights of one dim's antialiased resize, as torch's _compute_indices_min_size_weights_aa computes
+    them (in the input's float type): the filter widened by the scale when downsampling, each row normalised."""
+    dtype = np.dtype(dtype)
+    taps, fn = _aa_filter(mode)
+    s = dtype.type(_scale(n, o, align_corners, scale))
+    support = taps * 0.5 * s if s >= 1.0 else taps * 0.5
+    invscale = dtype.type(1.0) / s if s >= 1.0 else dtype.type(1.0)
+    most = int(math.ceil(support)) * 2 + 1
+    m = np.zeros((o, n), dtype)
+    for i in range(o):
+        center = s * dtype.type(i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        size = min(max(min(int(center + support + 0.5), n) - lo, 0), most)
+        w = fn((np.arange(lo, lo + size, dtype=dtype) - center + dtype.type(0.5)) * invscale).astype(dtype)
+        total = w.sum(dtype=dtype)
+        m[i, lo:lo + size] = w / total if total != 0 else w
+    return m
+
+
 def _uint8_weights(n, o, align_corners, scale, cubic):
     """(o, n) integer weights of one dim's uint8 bilinear / bicubic resize and their precision in bits, as torch's
     _compute_index_ranges_int16_weights (antialias off): the weights of the taps (clamped to the input: those
@@ -127,6 +161,13 @@ def _upsample_forward(self, output_size, scales, align_corners, mode, kernel):
     if self.dtype == jnp.uint8 and mode in ("bilinear", "bicubic"):
         return _uint8_resize(self, output_size, scales, align_corners, mode == "bicubic", kernel)
     out = self
+    if mode.endswith("-aa"):  # (torch's separable kernel: the last dim first)
+        for j in reversed(range(nd)):
+            ax = self.ndim - nd + j
+            m = jnp.asarray(_aa_matrix(self.shape[ax], output_size[j], align_corners, scales[j], mode[:-3],
+                                       self.dtype))
+            out = jnp.moveaxis(jnp.tensordot(jnp.moveaxis(out, ax, -1), m.T, 1, precision=_HIGHEST), -1, ax)
+        return out
     for j, (o, sc) in enumerate(zip(output_size, scales)):
         ax = self.ndim - nd + j
         n = self.shape[ax]
@@ -147,6 +188,9 @@ def _upsample_refusal(mode, nd):
     cl_name["nearest-exact"] = cl_name["nearest"]
     generic = "compute_indices_weights_" + ("cubic" if mode == "bicubic" else "nearest" if mode.startswith("nearest")
                                             else "linear")
+
+    if mode.endswith("-aa"):
+        return lambda statics, args: "compute_index_ranges_weights"
 
     def refusal(statics, args):
         if args[0].dtype == np.uint8 and mode not in ("linear", "trilinear"):
@@ -184,7 +228,10 @@ _UPSAMPLE = {(m, nd): _upsample_op(f"Upsample{word}{nd}DBackward0", m, nd)
                                    ("linear", "Linear", (1,)), ("bilinear", "Bilinear", (2,)),
                                    ("bicubic", "Bicubic", (2,)), ("trilinear", "Trilinear", (3,)))
              for nd in dims}
-_MODES_NEED = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+for _mode in ("bilinear", "bicubic", "lanczos"):  # (torch's names: Upsample{Bilinear,Bicubic,Lanczos}2DAaBackward0)
+    _UPSAMPLE[f"{_mode}-aa", 2] = _upsample_op(f"Upsample{_mode.capitalize()}2DAaBackward0", f"{_mode}-aa", 2)
+_MODES_NEED = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "bilinear-aa": 4, "bicubic-aa": 4,
+               "lanczos-aa": 4}
 
 
 def _upsample_kernel(input, mode, output_size, scales):
@@ -245,8 +292,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = (None,) * dim
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if antialias:
-        raise NotImplementedError("torchlike: interpolate(antialias=True) is not supported")
+        if input._data.dtype == np.uint8:
+            raise NotImplementedError("torchlike: antialiased interpolate of uint8 images (torch's int16 fixed-point "
+                                      "weights) is not supported; convert to float first")
+        mode = f"{mode}-aa"
     wrong = mode in _MODES_NEED and input.ndim != _MODES_NEED[mode]
     if dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_MODES_NEED) or wrong:
         if wrong and dim in (1, 2, 3) and mode != "bicubic":  # (torch names no need of bicubic's)
