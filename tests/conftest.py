@@ -78,6 +78,16 @@ def _dispatch_mode(request, monkeypatch):
         yield
 
 
+@pytest.fixture(autouse=True)
+def _eager_only_in_a_lazy_process(request):
+    """With TORCHLIKE_LAZY=1 a test marked eager_only runs with lazy mode off (it tests eager dispatch itself)."""
+    if os.environ.get("TORCHLIKE_LAZY", "") in ("", "0") or request.node.get_closest_marker("eager_only") is None:
+        yield
+        return
+    with torchlike.lazy(False):
+        yield
+
+
 # Each compiled XLA executable alive in a process holds ~3 memory mappings of JIT code; a test worker builds tens of
 # thousands, and at Linux's vm.max_map_count (65,530) XLA crashed in a late compile (a segfault in JAX's cache write,
 # or "Failed to materialize symbols"), at the same tests in every run. Past 60% of the limit the worker drops every
