@@ -19,6 +19,7 @@ from .._internal import (CPP_TYPE_NAMES, HALF_TYPES, apply, grad_enabled, layout
                          type_word, views, wrap)
 from ..ops import linalg as _linalg, shape as _shape
 from ..ops.creation import zeros
+from ..backends import cuda as _backends_cuda
 from ..ops.indexing import _check_bounds
 from . import functional as F  # functional imports this module at its end: its names are read at call time
 from ._conv import conv2d  # noqa: F401
@@ -361,25 +362,49 @@ def _bool_to_penalty(mask, like):
     return jnp.where(mask, -jnp.inf, jnp.zeros((), like.dtype)).astype(like.dtype)
 
 
-def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
-    """Whether torch 2.13 on CPU takes the flash kernel (else its math path)."""
-    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or dropout_p != 0.0:
-        return False
+def _flash_refusal(q, k, v, mask, dropout_p, enable_gqa):
+    """Why torch 2.13's CPU flash kernel cannot run this call (None: it can): its check's text where torch's
+    debug warning gives one."""
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        return (f"All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: {q.ndim}, "
+                f"Key dim: {k.ndim}, Value dim: {v.ndim} instead.")
+    if dropout_p != 0.0:
+        return "Both fused kernels do not support non-zero dropout."
     if not (q.shape[-1] == k.shape[-1] == v.shape[-1]) or 0 in (q.shape[-2], k.shape[-2]):
-        return False
+        return "Flash attention requires q,k,v to have the same last dimension and non-empty sequences."
     if not (q.shape[0] == k.shape[0] == v.shape[0]) or k.shape[1] != v.shape[1]:
-        return False
+        return "Flash attention requires query, key and value to have the same batch size."
     if q.shape[1] != k.shape[1] and not (enable_gqa and q.shape[1] % k.shape[1] == 0):
-        return False
+        return "Flash attention requires query, key and value to have the same number of heads."
     if mask is not None and (mask.ndim not in (2, 4) or (mask._requires_grad and grad_enabled())):
-        return False
-    return q._data.dtype in (np.float32, np.float64) or q._data.dtype in HALF_TYPES
+        return "Flash attention does not support this attention mask."
+    if not (q._data.dtype in (np.float32, np.float64) or q._data.dtype in HALF_TYPES):
+        return "Flash attention does not support this dtype."
+    return None
+
+
+def _sdpa_backend(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """torch's CPU choice (select_sdp_backend_cpp): flash when enabled and possible, else math when enabled, else
+    its errors (with its warning of why flash could not run, when flash was the one enabled)."""
+    sdp = _backends_cuda._SDP
+    refusal = _flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if sdp["flash"] and refusal is None:
+        return "flash"
+    if sdp["math"]:
+        return "math"
+    if sdp["flash"]:
+        warnings.warn("Flash attention kernel not used because:", stacklevel=3)
+        warnings.warn(refusal, stacklevel=3)
+        raise RuntimeError("No available kernel.  Aborting execution.")
+    raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to turning "
+                       "off both the math kernel and the fused kernels.")
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(query @ key^T * scale + mask) @ value, as torch on CPU: 4-D inputs without dropout run as one op
-    (ScaledDotProductFlashAttentionForCpuBackward0); other cases follow torch's math path op by op.
+    (ScaledDotProductFlashAttentionForCpuBackward0); other cases, and every case under
+    ``torch.nn.attention.sdpa_kernel(SDPBackend.MATH)``, follow torch's math path op by op.
 
     ``attn_mask``: bool (True = take part) or additive float, broadcastable to (..., L, S); ``is_causal``: the
     lower-triangular (top-left aligned) mask; ``scale``: default 1/sqrt(E); ``enable_gqa``: key/value with
@@ -403,7 +428,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             attn_mask = wrap(_bool_to_additive(attn_mask._data, query._data))
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] % key.shape[-3]:
         raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
-    if _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+    if _sdpa_backend(query, key, value, attn_mask, dropout_p, enable_gqa) == "flash":
         statics = (float(dropout_p), bool(is_causal), None if scale is None else float(scale))
         return apply(_flash, (query, key, value, attn_mask), statics)[0]
     return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
