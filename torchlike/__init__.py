@@ -57,6 +57,8 @@ from .ops.other import *  # noqa: E402,F401,F403
 from .ops.sampling import *  # noqa: E402,F401,F403
 from .ops.special import *  # noqa: E402,F401,F403
 from .ops.elementwise import *  # noqa: E402,F401,F403
+from .ops.statistics import *  # noqa: E402,F401,F403
+from .ops.spectral import *  # noqa: E402,F401,F403
 from . import nn  # noqa: E402,F401
 from .nn._spatial import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,  # noqa: E402,F401,E501
                           pixel_shuffle, pixel_unshuffle, channel_shuffle, pairwise_distance)

@@ -1,6 +1,6 @@
-"""torch's top-level functions that are thin wrappers: contractions, statistics, integration, window functions,
-the functional aliases torch has beside ``torch.nn.functional`` (with their own signatures), predicates and the
-top-level in-place functions.
+"""torch's top-level functions that are thin wrappers: tensordot, integration and differentiation of samples, window
+functions, the functional aliases torch has beside ``torch.nn.functional`` (with their own signatures), predicates and
+the top-level in-place functions.
 
 Each is composed from torchlike's ops as ATen composes it, so values, dtypes, gradients and errors are torch's. Its
 torch signature goes into ``_bind``'s table before it is bound inside the guard, so an argument of a wrong type
@@ -21,22 +21,23 @@ from ._tensor import Tensor, _typename, _wrap_dim
 from .backends import cuda as _cuda
 from .nn import functional as _F
 from .nn import _losses
-from .ops import _bind, creation as _creation, elementwise as _elementwise, linalg as _linalg
+from .ops import _bind, creation as _creation, linalg as _linalg
 from .ops import linalg_module as _linalg_module
 from .ops._out import _write_out
+from .ops.shape import _aten_slice, cat as _cat
 from .ops._util import _check_unique
 
 _OPTIONS = "*, TensorOptions"
 _SIGNATURES = {  # torch 2.13's Python signatures (torchgen's, in _bind's notation)
     "scalar_tensor": "Scalar s, " + _OPTIONS,
-    "inner": "Tensor input, Tensor other, *, Tensor out=None",
-    "vdot": "Tensor input, Tensor other, *, Tensor out=None",
-    "cov": "Tensor input, *, int64_t correction=1, Tensor? fweights=None, Tensor? aweights=None",
-    "corrcoef": "Tensor input",
     "trapezoid": "Tensor y, Tensor x, *, int64_t dim=-1 | Tensor y, *, Scalar dx=1, int64_t dim=-1",
     "trapz": "Tensor y, *, double dx=1, int64_t dim=-1 | Tensor y, Tensor x, *, int64_t dim=-1",
     "cumulative_trapezoid": "Tensor y, Tensor x, *, int64_t dim=-1 | Tensor y, *, Scalar dx=1, int64_t dim=-1",
     "vander": "Tensor x, int64_t? N=None, bool increasing=False",
+    "gradient": " | ".join("Tensor input, *, " + s + "int64_t edge_order=1" for s in (
+        "IntArrayRef dim, ", "Scalar spacing, IntArrayRef dim, ", "Scalar? spacing=None, int64_t? dim=None, ",
+        "ArrayRef<Scalar> spacing, int64_t? dim=None, ", "ArrayRef<Scalar> spacing, IntArrayRef dim, ",
+        "TensorList spacing, int64_t? dim=None, ", "TensorList spacing, IntArrayRef dim, ")),
     **{n: f"int64_t window_length, {_OPTIONS} | int64_t window_length, bool periodic, {_OPTIONS}"
        for n in ("hann_window", "blackman_window", "bartlett_window")},
     "hamming_window": " | ".join(f"int64_t window_length{extra}, {_OPTIONS}" for extra in (
@@ -78,20 +79,6 @@ _bind._INNER["tensordot"] = ("Tensor input, Tensor other, IntArrayRef dims_self,
 
 def _maybe_out(name, out, compute, inputs, expect=None):
     return compute() if out is None else _write_out(name, compute, out, inputs, expect=expect)
-
-
-def _copy_out(compute, out):
-    """torch's tensordot_out (inner's too): the result copied into ``out`` (CopyBackwards), after its dtype check
-    and out's resize."""
-    result = compute()
-    if out is None:
-        return result
-    if isinstance(out, Tensor) and result.dtype != out.dtype:
-        raise RuntimeError(f"tensordot: Expected the output tensor to have dtype {_linalg._word(result)}, but got an "
-                           f"output tensor with dtype {_linalg._word(out)}")
-    if not isinstance(out, Tensor) or tuple(out.shape) != tuple(result.shape):
-        _write_out("tensordot", result.detach, out, ())  # (out resized as torch resizes it)
-    return out.copy_(result)
 
 
 # ----- matmul precision ----------------------------------------------------------------------------------------
@@ -224,34 +211,6 @@ def _int_list(v):
                                                 for i in v)
 
 
-def _tensordot(a, b, dims1, dims2):
-    """torch's at::tensordot: contracted dims of size 1 summed first, then one mm of the permuted operands."""
-    if len(dims1) != len(dims2):
-        raise RuntimeError("both dimension lists should have same length")
-    if a.dtype != b.dtype:
-        raise RuntimeError("both inputs should have same dtype")
-    t1, t2, csize = a, b, 1
-    for d1, d2 in zip(dims1, dims2):
-        s1, s2 = a.size(d1), b.size(d2)
-        if s2 == 1:
-            t1 = t1.sum(d1, True)
-        elif s1 == 1:
-            t2 = t2.sum(d2, True)
-        elif s1 != s2:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} in dim {d1} and second "
-                               f"has size {s2} in dim {d2}")
-        else:
-            csize *= s1
-    _check_unique(dims1, a.ndim)
-    _check_unique(dims2, b.ndim)
-    c1, c2 = {d % a.ndim for d in dims1}, {d % b.ndim for d in dims2}
-    free1 = [i for i in range(a.ndim) if i not in c1]
-    free2 = [i for i in range(b.ndim) if i not in c2]
-    m1 = t1.permute(free1 + [d % a.ndim for d in dims1]).reshape(math.prod(t1.shape[i] for i in free1), csize)
-    m2 = t2.permute([d % b.ndim for d in dims2] + free2).reshape(csize, math.prod(t2.shape[i] for i in free2))
-    return _linalg.mm(m1, m2).reshape([t1.shape[i] for i in free1] + [t2.shape[i] for i in free2])
-
-
 def tensordot(a, b, dims=2, out=None):
     """torch.tensordot: contract a's dims with b's (an int n: a's last n with b's first n; or two lists)."""
     if not isinstance(dims, (tuple, list, Tensor, int)):
@@ -273,105 +232,7 @@ def tensordot(a, b, dims=2, out=None):
     if not (isinstance(a, Tensor) and isinstance(b, Tensor) and _int_list(dims_a) and _int_list(dims_b)) or (
             out is not None and not isinstance(out, Tensor)):  # torch's C function parses what its Python one passes
         raise _bind._argument_error("tensordot", None, (a, b, dims_a, dims_b), {} if out is None else {"out": out})
-    return _copy_out(lambda: _tensordot(a, b, dims_a, dims_b), out)
-
-
-def inner(input, other, *, out=None):
-    """torch.inner: the sum over the last dims of both (a product when one is 0-d)."""
-    def compute():
-        if input.ndim == 0 or other.ndim == 0:
-            return input * other
-        if input.shape[-1] != other.shape[-1]:
-            raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
-                               f"{list(input.shape)} and {list(other.shape)}")
-        return _tensordot(input, other, [-1], [-1])
-    return _copy_out(compute, out)
-
-
-def vdot(input, other, *, out=None):
-    """torch.vdot: the dot product of two 1-D tensors, the first conjugated (VdotBackward0)."""
-    return _maybe_out("vdot", out, lambda: _linalg._vdot_checked(input, other), (input, other),
-                      expect=lambda: _vdot_out_dtype(input, out))
-
-
-def _vdot_out_dtype(input, out):
-    if out._data.dtype != input._data.dtype:
-        raise RuntimeError(f"result dtype {_linalg._word(out)} does not match input dtype {_linalg._word(input)}")
-    return out._data.dtype
-
-
-# ----- statistics ------------------------------------------------------------------------------------------------
-def _check_weights(kind, w, n, ok, dtype_word):
-    if w.ndim > 1:
-        raise RuntimeError(f"cov(): expected {kind} to have one or fewer dimensions but got {kind} with {w.ndim} "
-                           f"dimensions")
-    if not ok:
-        raise RuntimeError(f"cov(): expected {kind} to have {dtype_word} dtype but got {kind} with "
-                           f"{_linalg._word(w)} dtype")
-    if w.numel() != n:
-        raise RuntimeError(f"cov(): expected {kind} to have the same numel as there are observations in the input "
-                           f"but got {w.numel()} != {n}")
-    if n != 0 and not bool(w.min() >= 0):
-        raise RuntimeError(f"cov(): {kind} cannot be negative")
-
-
-def cov(input, *, correction=1, fweights=None, aweights=None):
-    """torch.cov: the covariance of the rows (variables) over the columns (observations), as ATen composes it."""
-    if input.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
-                           f"{input.ndim} dimensions")
-    if input.dtype == _dtype.bool:
-        raise RuntimeError("cov(): bool dtype is not supported for input")
-    x = input.view(1, -1) if input.ndim < 2 else input
-    n = x.shape[1]
-    w = None
-    if fweights is not None:
-        _check_weights("fweights", fweights, n, fweights.dtype._category == 1, "integral")
-        w = fweights
-    if aweights is not None:
-        _check_weights("aweights", aweights, n, aweights.dtype.is_floating_point, "floating point")
-        w = aweights if w is None else w * aweights
-    w_sum = w.sum() if w is not None else scalar_tensor(n, dtype=_dtype.int64)
-    if w is not None and not bool(w_sum != 0):
-        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
-    avg = (x if w is None else x * w).sum(1) / w_sum
-    if w is None:
-        norm = scalar_tensor(n - correction, dtype=_dtype.int64)
-    elif correction == 0:
-        norm = w_sum
-    elif aweights is None:
-        norm = w_sum - correction
-    elif fweights is None and n == 1 and correction == 1:
-        norm = scalar_tensor(0, dtype=_dtype.int64)
-    else:
-        norm = w_sum - correction * (w * aweights).sum() / w_sum
-    if bool(norm <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", stacklevel=2)
-        norm = norm.detach() * 0
-    if n == 1 and (fweights is None) != (aweights is None):  # (torch zeroes the one observation, as float)
-        x = x.detach() * 0 if x.is_floating_point() or x.is_complex() else _creation.zeros(x.shape,
-                                                                                           dtype=_dtype.float32)
-    else:
-        x = x - avg.unsqueeze(1)
-    return _linalg.mm(x, (x if w is None else x * w).t().conj()).true_divide(norm).squeeze()
-
-
-def corrcoef(input):
-    """torch.corrcoef: the covariance normalised by the standard deviations, clipped to [-1, 1]."""
-    if input.ndim > 2:
-        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
-                           f"{input.ndim} dimensions")
-    c = cov(input)
-    if c.ndim == 0:
-        return c / c
-    d = c.diagonal()
-    stddev = (d.real if d.is_complex() else d).sqrt()
-    c = c / stddev.view(-1, 1)
-    c = c / stddev.view(1, -1)
-    if c.is_complex():
-        return _elementwise.complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))
-    return c.clip(-1, 1)
+    return _linalg._copy_out(lambda: _linalg._tensordot(a, b, dims_a, dims_b), out)
 
 
 def unravel_index(indices, shape):
@@ -455,6 +316,105 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         return _scaled(_F._div_scalar, ((_slice(y, dim, 0, -1) + _slice(y, dim, 1, None)) * dx).cumsum(dim), 2.0)
     dx = _check_dx("cumulative_trapezoid", y, 1 if dx is None else dx)
     return _scaled(_F._mul_scalar, _slice(y, dim, 0, -1) + _slice(y, dim, 1, None), dx / 2.0).cumsum(dim)
+
+
+def _by_scalar(entry, t, value):
+    """t times / divided by a C++ Scalar (MulBackward1 / DivBackward1, the Scalar saved as given); an integer tensor
+    as torch promotes it (it records nothing)."""
+    if not (t.is_floating_point() or t.is_complex()):
+        return t.mul(value) if entry is _F._mul_scalar else t.div(value)
+    return _losses._scalar_op(entry, t, value)
+
+
+def _check_gradient(input, n_spacing, dims, edge_order):
+    """torch's pre_check_gradient: ``n_spacing`` (None: not given) against ``dims`` (None: not given)."""
+    if input.dtype == _dtype.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if n_spacing is not None and dims is None and n_spacing != input.ndim:
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
+                           f"'self.dim() = {input.ndim}', since dim argument was not given, but got a list of length "
+                           f"{n_spacing}")
+    if n_spacing is not None and dims is not None and n_spacing != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length {n_spacing} and a "
+                           f"dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        _check_unique(dims, input.ndim)
+    for d in range(input.ndim) if dims is None else dims:
+        if input.size(d) < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+
+
+def _gradient_scalar(y, d, dx, edge_order):
+    """torch's gradient_helper_float along dim d: central differences inside, one-sided ones (of ``edge_order``)
+    at the two ends, for samples ``dx`` apart."""
+    def s(start, end=None):
+        return _aten_slice(y, d, start, end)
+    div, mul = _F._div_scalar, _F._mul_scalar
+    center = _by_scalar(div, s(2) - s(0, -2), dx)
+    if edge_order == 1:
+        prepend = _by_scalar(div, s(1, 2) - s(0, 1), dx)
+        append = _by_scalar(div, s(-1) - s(-2, -1), dx)
+    else:
+        prepend = _by_scalar(div, _by_scalar(mul, s(0, 1), -1.5) + _by_scalar(mul, s(1, 2), 2)
+                             - _by_scalar(mul, s(2, 3), 0.5), dx)
+        append = _by_scalar(div, _by_scalar(mul, s(-3, -2), 0.5) - _by_scalar(mul, s(-2, -1), 2)
+                            + _by_scalar(mul, s(-1), 1.5), dx)
+    return _cat([prepend, _by_scalar(div, center, 2), append], d)
+
+
+def _gradient_coordinates(y, d, x, edge_order):
+    """torch's gradient_helper along dim d, for samples at the coordinates x (1-D): second-order central
+    differences inside, one-sided ones of ``edge_order`` at the ends."""
+    if x.ndim != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one dimension, but got an "
+                           f"element with {x.ndim} dimensions!")
+    d = _wrap_dim(d, y.ndim)
+    shape = [-1 if i == d else 1 for i in range(y.ndim)]
+    h = x.diff(1, 0)
+    h1, h2 = _aten_slice(h, 0, 0, -1), _aten_slice(h, 0, 1)
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    center = a * _aten_slice(y, d, 0, -2) + b * _aten_slice(y, d, 1, -1) + c * _aten_slice(y, d, 2)
+    if edge_order == 1:
+        prepend = (_aten_slice(y, d, 1, 2) - _aten_slice(y, d, 0, 1)) / h[0]
+        append = (_aten_slice(y, d, -1) - _aten_slice(y, d, -2, -1)) / h[-1]
+    else:
+        h0, h1, hl, hm = h[0], h[1], h[-1], h[-2]
+        mul = _F._mul_scalar
+        prepend = (-(_by_scalar(mul, h0, 2.0) + h1) / (h0 * (h0 + h1)) * _aten_slice(y, d, 0, 1)
+                   + (h0 + h1) / (h0 * h1) * _aten_slice(y, d, 1, 2)
+                   + (-h0) / (h1 * (h0 + h1)) * _aten_slice(y, d, 2, 3))
+        append = (hl / (hm * (hl + hm)) * _aten_slice(y, d, -3, -2)
+                  + -(hl + hm) / (hl * hm) * _aten_slice(y, d, -2, -1)
+                  + (_by_scalar(mul, hl, 2) + hm) / (hl * (hl + hm)) * _aten_slice(y, d, -1))
+    return _cat([prepend, center, append], d)
+
+
+def gradient(input, *, spacing=None, dim=None, edge_order=1):
+    """torch.gradient: the derivative of the samples ``input`` along each of ``dim`` (default all), by central
+    differences inside and one-sided ones of ``edge_order`` (1 or 2) at the ends; ``spacing``: the samples' spacing
+    (a number, or one per dim) or their coordinates (one 1-D tensor per dim). A tuple of tensors."""
+    listed = isinstance(dim, (list, tuple))
+    dims = list(dim) if listed else list(range(input.ndim)) if dim is None else [dim]
+    given = None if dim is None else dims  # (the dims torch's checks see)
+    if spacing is None or isinstance(spacing, numbers.Number) or (
+            isinstance(spacing, Tensor) and spacing.ndim == 0 and not spacing.requires_grad):
+        unit = 1.0 if spacing is None else spacing.item() if isinstance(spacing, Tensor) else spacing
+        _check_gradient(input, None if spacing is None and not listed else len(dims), given, edge_order)
+        return tuple(_gradient_scalar(input, _wrap_dim(d, input.ndim), unit, edge_order) for d in dims)
+    if not isinstance(spacing, (list, tuple)):
+        raise TypeError("gradient")  # (the guard raises torch's error)
+    if all(isinstance(s, numbers.Number) for s in spacing):
+        _check_gradient(input, len(spacing), given, edge_order)
+        return tuple(_gradient_scalar(input, _wrap_dim(d, input.ndim), dx, edge_order) for d, dx in zip(dims, spacing))
+    if all(isinstance(s, Tensor) for s in spacing):
+        _check_gradient(input, len(spacing), given, edge_order)
+        return tuple(_gradient_coordinates(input, d, x, edge_order) for d, x in zip(dims, spacing))
+    raise TypeError("gradient")
 
 
 # ----- torch's functional aliases ----------------------------------------------------------------------------
@@ -563,8 +523,8 @@ for _n in _INPLACE:
     globals()[_n] = _inplace(_n)
 
 __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision", "scalar_tensor", "hann_window",
-           "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "vander", "tensordot", "inner",
-           "vdot", "cov", "corrcoef", "unravel_index", "trapezoid", "trapz", "cumulative_trapezoid", "dropout",
+           "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "vander", "tensordot",
+           "unravel_index", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "dropout",
            "dropout_", "layer_norm", "group_norm", "rms_norm", "embedding", "threshold", "threshold_", "selu_",
            "prelu", "bilinear", "hardshrink", "kl_div", "pdist", "is_conj", "is_neg", "is_inference", "get_device",
            "typename"] + _INPLACE

@@ -6,7 +6,8 @@ from . import _dtype
 from ._internal import apply
 from ._tensor import Tensor, _wrap_dim
 from .ops import _registry, creation as _creation, pointwise as _pw, other as _other
-from .ops.spectral import _c2c, _r2c, _c2r, _constant_pad
+from .ops.padding import _constant_pad
+from .ops.spectral import _c2c, _r2c, _c2r
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn",
            "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

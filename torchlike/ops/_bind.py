@@ -612,6 +612,26 @@ _FUNCTIONS = {
     "linalg_ldl_solve": "Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor out=None",
     "result_type": "Tensor tensor, Tensor other | Scalar scalar, Tensor tensor | Tensor tensor, Scalar other |"
                    " Scalar scalar1, Scalar scalar2",
+    "inner vdot": "Tensor input, Tensor other, *, Tensor out=None",
+    "cov": "Tensor input, *, int64_t correction=1, Tensor? fweights=None, Tensor? aweights=None",
+    "corrcoef": "Tensor input",
+    "histogram":
+        "Tensor input, Tensor bins, *, Tensor? weight=None, bool density=False, TensorList[2] out=None |"
+        " Tensor input, int64_t bins=100, *, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False,"
+        " TensorList[2] out=None",
+    "histogramdd": " | ".join(
+        f"Tensor input, {bins} bins, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False"
+        for bins in ("int64_t", "IntArrayRef", "TensorList")),
+    "stft":  # (_VF.stft's: torch.stft, a Python function, pads a centred signal, then calls the second)
+        "Tensor input, int64_t n_fft, int64_t? hop_length=None, int64_t? win_length=None, Tensor? window=None,"
+        " bool center=True, str pad_mode=\"reflect\", bool normalized=False, bool? onesided=None,"
+        " bool? return_complex=None, bool? align_to_window=None |"
+        " Tensor input, int64_t n_fft, int64_t? hop_length=None, int64_t? win_length=None, Tensor? window=None,"
+        " bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None",
+    "istft":
+        "Tensor input, int64_t n_fft, int64_t? hop_length=None, int64_t? win_length=None, Tensor? window=None,"
+        " bool center=True, bool normalized=False, bool? onesided=None, int64_t? length=None,"
+        " bool return_complex=False",
 }
 _METHODS = {
     "uniform_":
@@ -813,6 +833,29 @@ def _unflatten(self, dim, sizes):
     return "unflatten", (self, dim, sizes), {}, True
 
 
+def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+          normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    if center:  # torch's Python pads a centred signal first (F.pad's parser), then calls the overload without center
+        input.dim()
+        int(n_fft // 2)
+        if not isinstance(pad_mode, str):
+            return TypeError(f"pad(): argument 'mode' (position 3) must be str, not {_type_name(pad_mode)}")
+    return "stft", (input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex,
+                    align_to_window), {}, False
+
+
+def _stft_method(self, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+                 normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    return _stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided, return_complex,
+                 align_to_window)
+
+
+def _istft_method(self, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+                  onesided=None, length=None, return_complex=False):  # (torch.istft's arguments, by position)
+    return "istft", (self, n_fft, hop_length, win_length, window, center, normalized, onesided, length), \
+        {"return_complex": return_complex}, False
+
+
 def _variadic(name):
     """torch's Python functions of ``*tensors`` that pass them on as one TensorList (meshgrid takes one list as
     the tensors; the atleast_nd functions pass one argument on as it is)."""
@@ -839,7 +882,10 @@ _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleas
                                                               "_consecutive_return_output"),
                      ("unique_consecutive", True): _named_as(_unique_consecutive, "unique_consecutive",
                                                              "unique_consecutive"),
-                     ("cdist", False): _cdist, ("chain_matmul", False): _chain_matmul}
+                     ("cdist", False): _cdist, ("chain_matmul", False): _chain_matmul,
+                     ("stft", False): _named_as(_stft, "stft", "stft"),
+                     ("stft", True): _named_as(_stft_method, "stft", "stft"),
+                     ("istft", True): _named_as(_istft_method, "istft", "istft")}
 
 # torch lets Python numbers bind to these functions' Tensor parameters
 _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",
@@ -851,7 +897,8 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt
                "bool": "bool", "TensorList": "tuple of Tensors", "IntArrayRef": "tuple of ints",
                "SymIntArrayRef": "tuple of ints", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "Device": "torch.device", "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator",
-               "str": "str", "PyObject*": "object", "Storage": "torch.Storage", _OPT_TENSORS: "tuple of Tensors"}
+               "str": "str", "PyObject*": "object", "Storage": "torch.Storage", _OPT_TENSORS: "tuple of Tensors",
+               "ArrayRef<double>": "tuple of floats", "ArrayRef<Scalar>": "tuple of Scalars"}
 _TABLES = {False: {}, True: {}, None: _INNER}  # method? (None: the C functions of torch's Python functions)
 for _names, _sigs in _FUNCTIONS.items():
     for _n in _names.split():
@@ -1021,6 +1068,10 @@ def _check(p, obj, argnum):
             if not isinstance(t, Tensor):  # torch raises this one even while trying overloads
                 raise _ParseError(f"expected Tensor as element {i} in argument {argnum}, but got {_type_name(t)}")
         return True, -1
+    if kind == "ArrayRef<double>":  # (its first element decides)
+        return isinstance(obj, (tuple, list)) and (not obj or _is_double(obj[0]) or isinstance(obj[0], complex)), -1
+    if kind == "ArrayRef<Scalar>":
+        return isinstance(obj, (tuple, list)) and all(_is_scalar(o) for o in obj), -1
     if kind == "bool":
         return isinstance(obj, bool), -1
     if kind == "ScalarType":

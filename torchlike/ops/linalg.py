@@ -16,6 +16,7 @@ from . import _registry
 from ._registry import op, _apply
 from ._bind import public
 from ._out import _write_out
+from ._util import _check_unique
 from .shape import _unsafe_view, _squeeze_dim_
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
@@ -177,6 +178,83 @@ def _vdot_checked(input, other):
     """torch.vdot's computation: dot's checks, then the first operand conjugated (VdotBackward0)."""
     _check_dot(input, other)
     return _apply(_vdot, (input, other), ())
+
+
+# ----- tensordot's contraction: inner (torch.tensordot itself is a Python function: torchlike/_top_level.py) -----
+def _copy_out(compute, out):
+    """torch's tensordot_out (inner's too): the result copied into ``out`` (CopyBackwards), after its dtype check
+    and out's resize."""
+    result = compute()
+    if out is None:
+        return result
+    if isinstance(out, Tensor) and result.dtype != out.dtype:
+        raise RuntimeError(f"tensordot: Expected the output tensor to have dtype {_word(result)}, but got an "
+                           f"output tensor with dtype {_word(out)}")
+    if not isinstance(out, Tensor) or tuple(out.shape) != tuple(result.shape):
+        _write_out("tensordot", result.detach, out, ())  # (out resized as torch resizes it)
+    return out.copy_(result)
+
+
+def _tensordot(a, b, dims1, dims2):
+    """torch's at::tensordot: contracted dims of size 1 summed first, then one mm of the permuted operands (their dims
+    as given), or for a full contraction their dot (mul and sum unless both are contiguous)."""
+    if len(dims1) != len(dims2):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    t1, t2, csize = a, b, 1
+    for d1, d2 in zip(dims1, dims2):
+        s1, s2 = a.size(d1), b.size(d2)
+        if s2 == 1:
+            t1 = t1.sum(d1, True, dtype=t1.dtype)
+        elif s1 == 1:
+            t2 = t2.sum(d2, True, dtype=t2.dtype)
+        elif s1 != s2:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} in dim {d1} and second "
+                               f"has size {s2} in dim {d2}")
+        else:
+            csize *= s1
+    _check_unique(dims1, a.ndim)
+    _check_unique(dims2, b.ndim)
+    c1, c2 = {d % a.ndim for d in dims1}, {d % b.ndim for d in dims2}
+    free1 = [i for i in range(a.ndim) if i not in c1]
+    free2 = [i for i in range(b.ndim) if i not in c2]
+    size1, size2 = math.prod(t1.shape[i] for i in free1), math.prod(t2.shape[i] for i in free2)
+    sizes = [t1.shape[i] for i in free1] + [t2.shape[i] for i in free2]
+    t1, t2 = t1.permute(free1 + list(dims1)), t2.permute(list(dims2) + free2)
+    if size1 != 1 or size2 != 1:
+        return mm(t1.reshape(size1, csize), t2.reshape(csize, size2)).reshape(sizes)
+    if t1.is_contiguous() and t2.is_contiguous():
+        return dot(t1.flatten(), t2.flatten()).reshape(sizes)
+    return (t1.squeeze() * t2.squeeze()).sum(dtype=t1.dtype).reshape(sizes)
+
+
+@public
+def inner(input, other, *, out=None):
+    """torch.inner: the sum over the last dims of both (a product when one is 0-d)."""
+    def compute():
+        if input.ndim == 0 or other.ndim == 0:
+            return input * other
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                               f"{list(input.shape)} and {list(other.shape)}")
+        return _tensordot(input, other, [-1], [-1])
+    return _copy_out(compute, out)
+
+
+@public
+def vdot(input, other, *, out=None):
+    """torch.vdot: the dot product of two 1-D tensors, the first conjugated (VdotBackward0)."""
+    if out is None:
+        return _vdot_checked(input, other)
+    return _write_out("vdot", lambda: _vdot_checked(input, other), out, (input, other),
+                      expect=lambda: _vdot_out_dtype(input, out))
+
+
+def _vdot_out_dtype(input, out):
+    if out._data.dtype != input._data.dtype:
+        raise RuntimeError(f"result dtype {_word(out)} does not match input dtype {_word(input)}")
+    return out._data.dtype
 
 
 @op("MvBackward0", save={"self": ("vec",), "vec": ("self",)}, attrs=())

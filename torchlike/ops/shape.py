@@ -269,6 +269,13 @@ def _slice_length(size, start, end, step):
     return len(range(*slice(start, end, step).indices(size)))
 
 
+def _aten_slice(input, dim, start=0, end=None, step=1):
+    """ATen's ``at::slice(input, dim, start, end)`` as torch's C++ composites call it (SliceBackward0 saving its
+    arguments as given: a negative one as torch shows it, no end as None)."""
+    size = input.shape[_norm(dim, input.ndim)]
+    return _view_op(_slice, input, (dim, start, end, step, _slice_length(size, start, end, step)))
+
+
 @op("UnsqueezeBackward0", save=(), attrs=("dim",), unsigned=("dim",))
 def _unsqueeze(self, *, dim):
     return jnp.expand_dims(self, dim)
