@@ -41,7 +41,7 @@ _ARRAYS = {"f": np.array([0.5, 1.5, 2.5], np.float32), "i": np.array([0, 2, 1]),
            "m": np.eye(3, dtype=np.float32) + 1, "v": np.array([1., 2., 3.], np.float32),
            "z": np.ones((1, 3, 3), np.float32), "c3": np.ones((1, 1, 3), np.float32),
            "c4": np.ones((1, 1, 3, 3), np.float32), "c5": np.ones((1, 1, 2, 2, 2), np.float32),
-           "one": np.ones(1, np.float32)}
+           "one": np.ones(1, np.float32), "p": np.array([1, 2, 3], np.int32)}
 
 # name -> (args, kwargs) of a valid call (the default: ``(F,)`` for a one-input function, ``(F, F)`` for two)
 TEMPLATES = {
@@ -81,6 +81,10 @@ TEMPLATES = {
     "addbmm": ((M, Z, Z), {}), "addmv": ((V, M, V), {}), "addr": ((M, V, V), {}), "cdist": ((M, M), {}),
     "chain_matmul": ((M, M), {}), "det": ((M,), {}), "inverse": ((M,), {}), "logdet": ((M,), {}),
     "expand_as": ((F, F), {}), "view_as": ((F, F), {}), "reshape_as": ((F, F), {}),
+    "cholesky_solve": ((M, M), {}), "cholesky_inverse": ((M,), {}), "triangular_solve": ((M, M), {}),
+    "lu": ((M,), {}), "lu_solve": ((M, M, _T("p")), {}), "lu_unpack": ((M, _T("p")), {}), "geqrf": ((M,), {}),
+    "orgqr": ((M, V), {}), "ormqr": ((M, V, M), {}), "nuclear_norm": ((M,), {}), "frobenius_norm": ((M, (0, 1)), {}),
+    "svd_lowrank": ((M,), {"q": 2}), "pca_lowrank": ((M,), {}),
     **{f"conv{t}{d}d": ((c, c), {}) for d, c in ((1, C3), (2, C4), (3, C5)) for t in ("", "_transpose")},
     "pixel_shuffle": ((C4, 1), {}), "pixel_unshuffle": ((C4, 1), {}), "channel_shuffle": ((C4, 1), {}),
     "special_polygamma": ((1, F), {}), "multigammaln": ((F, 1), {}),
@@ -240,7 +244,8 @@ def mismatches(kind, name):
 # with the C function's parser error. torch binds a Python number given as ``out=`` of add/sub/mul/div (a wrapped
 # 0-d tensor it resizes and drops); torchlike refuses it. torch.tensor(torch_tensor) and torch.split(tl_tensor, 1)
 # work through torch's sequence and duck-typing protocols; torchlike converts from torch with interop.from_torch.
-# x.to(1.5) converts to the dtype of a wrapped number in torch. One
+# x.to(1.5) converts to the dtype of a wrapped number in torch. svd_lowrank's Python code names the class of a
+# foreign tensor given as M (torchlike's in torch, torch's in torchlike). One
 # torchlike function is both torch.celu and F.celu (torch.selu and F.selu), so it takes F's ``inplace``.
 KNOWN = {
     ("function", "norm"): {"arg0='a'", "arg0=ndarray", "arg0=foreign tensor", "arg0=[1.0]", "arg0=None", "arg0=1.5",
@@ -253,6 +258,7 @@ KNOWN = {
                                               "true_divide", "floor_divide")},
     ("function", "tensor"): {"arg0=foreign tensor"}, ("function", "as_tensor"): {"arg0=foreign tensor"},
     ("method", "new_tensor"): {"arg1=foreign tensor"}, ("method", "to"): {"arg1=1.5"},
+    ("function", "svd_lowrank"): {"M=foreign tensor"},
     **{("function", n): {f"inplace={v}" for v in ("'a'", "ndarray", "foreign tensor", "[1.0]", "None", "1.5")}
        for n in ("celu", "selu")},
 }

@@ -39,6 +39,7 @@ from oracle import assert_same, _dense
 
 import test_nn_functional as NF
 import test_ops_indexing as IX
+import test_linalg_legacy as LL
 import test_linalg_module as LM
 import test_ops_linalg as LA
 import test_ops_pointwise as PW
@@ -196,6 +197,9 @@ AREAS = {
         "pinv_hermitian", "matrix_exp", "householder_product", "lu_factor", "lu", "lu_solve", "lu_solve_right",
         "solve_triangular", "solve_triangular_unit", "addbmm", "addmv", "addr", "inplace_add", "norm_nuc",
         "matrix_norm_1", "matrix_power_neg", "multi_dot", "vander", "vecdot", "tensorsolve")},
+    "linalg_legacy": {f"linalg_legacy.{n}": LL.CASES[n][:2] for n in (  # torch's matrix functions outside linalg
+        "cholesky_solve", "cholesky_solve_broadcast", "cholesky_inverse", "cholesky_inverse_upper", "lu_unpack_leaf",
+        "lu_unpack_tall", "triangular_solve_both", "ormqr_right_transpose", "frobenius_norm")},
 
     "special": {  # torchlike.special (ops/special.py) and ops/elementwise.py
         "sp_entr_erfcx": (lambda m, x: m.special.entr(x) * m.special.erfcx(x), [POS]),
@@ -757,6 +761,7 @@ NOT_DIFFERENTIABLE = {  # node name -> why no higher-order case can differentiat
                       "test_linalg_module checks both)", "CdistBackwardBackward0": "torch has no derivative for it",
     "PdistBackward0": "torch has no derivative of pdist's gradient (its PdistBackwardBackward0 raises; "
                       "test_top_level_names checks both)", "PdistBackwardBackward0": "torch has no derivative for it",
+    "GeqrfBackward0": "torch has no derivative for geqrf: backward raises (test_linalg_legacy checks both)",
     "count_nonzero": "integer output, no differentiable input", "searchsorted": "integer output, no differentiable input",
     # (nn: torch has no derivative of these backward functions: second order raises, as tested in
     # test_nn_activations_losses.py)

@@ -135,9 +135,12 @@ SECOND_ORDER = ["det", "slogdet", "inv", "solve", "cholesky", "eigh", "svd", "pi
 COMPLEX = {"det", "inv", "solve", "slogdet_node", "svdvals", "matrix_exp", "addmv"}
 
 
-def _run(lib, name, arrays, order=1, complex_=False):
-    fn, _, _ = CASES[name]
-    xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+def _run(lib, name, arrays, order=1, complex_=False, cases=CASES, dtype=None):
+    """``cases[name]``'s function on leaves made from ``arrays`` (cast to ``dtype``; times 1 + 0.5j with
+    ``complex_``): (its output, [its floating outputs, their gradients (create_graph for ``order`` 2), the second-order
+    gradients])."""
+    fn, _, _ = cases[name]
+    xs = [lib.tensor(a if dtype is None else a.astype(dtype), requires_grad=True) for a in arrays]
     ins = [x * (1 + 0.5j) if complex_ else x for x in xs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -145,7 +148,7 @@ def _run(lib, name, arrays, order=1, complex_=False):
     outs = list(out) if isinstance(out, tuple) else [out]
     outs = [o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex]
     cots = [lib.tensor(np.random.default_rng(k).standard_normal(tuple(o.shape)) * (1 + (0.3j if o.is_complex() else 0)))
-            for k, o in enumerate(outs)]
+            .to(o.dtype) for k, o in enumerate(outs)]
     grads = lib.autograd.grad(outs, xs, cots, create_graph=order > 1, allow_unused=True)
     result = [outs, grads]
     if order > 1:
@@ -223,14 +226,17 @@ def test_float32_and_structure():
                 torch.linalg.lstsq(torch.tensor(R), torch.tensor(B[:1].T.repeat(4, 0)[:4])))
 
 
-def _outcome(fn, lib):
+def _outcome(fn, lib, whole=False):
+    """(exception type, its message's first line (``whole``: all of it)) or ("ok", the last result's values (``whole``:
+    every result's))."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = fn(lib)
     except Exception as e:  # noqa: BLE001 - the exception itself is compared
-        return type(e).__name__, str(e).split("\n")[0]
-    return "ok", [np.asarray(t.numpy()) for t in (r if isinstance(r, tuple) else (r,))][-1].tolist()
+        return type(e).__name__, str(e) if whole else str(e).split("\n")[0]
+    values = [np.asarray(t.detach().numpy()).tolist() for t in (r if isinstance(r, tuple) else (r,))]
+    return "ok", values if whole else values[-1]
 
 
 def _qr_backward(m, mode, a):

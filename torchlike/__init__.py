@@ -68,6 +68,7 @@ _bind.guarded(vars(nn.functional), "native_channel_shuffle")
 from ._top_level import *  # noqa: E402,F401,F403  (torch's thin top-level wrappers)
 from .ops.tensor_types import *  # noqa: E402,F401,F403  (torch.FloatTensor, ...: the legacy types)
 from .ops.legacy import *  # noqa: E402,F401,F403  (torch.range, svd, qr, cholesky: deprecated in torch)
+from .ops.lowrank import *  # noqa: E402,F401,F403  (torch.svd_lowrank, pca_lowrank)
 from .ops.storage import UntypedStorage, TypedStorage, is_storage  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import library  # noqa: E402,F401
@@ -87,6 +88,7 @@ from . import testing  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
+from ._lobpcg import lobpcg  # noqa: E402,F401  (torch.lobpcg: torch's Python over torchlike's ops)
 from . import _dynamo  # noqa: E402,F401
 from ._dynamo import compile  # noqa: E402,F401,A004
 from . import compiler  # noqa: E402,F401

@@ -210,66 +210,30 @@ def multi_dot(tensors, *, out=None):
 def householder_product(input, tau, *, out=None):
     """The first n columns of the product of the Householder reflectors (input, tau)
     (LinalgHouseholderProductBackward0)."""
-    if input.ndim < 2:
-        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
-    m, n = input.shape[-2:]
-    if m < n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
-                           "input.shape[-1]")
-    if tau.ndim != input.ndim - 1:
-        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, but "
-                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to {input.ndim}")
-    if tau._data.dtype != input._data.dtype:
-        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_m._word(tau)} does not match input dtype "
-                           f"{_m._word(input)}")
-    if tau.shape[-1] > n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
-                           "tau.shape[-1]")
-    return _out(_apply(_m._householder_product, (input, tau), ()), out)
-
-
-def _check_lu(A, pivot, name):
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
-    if A._data.dtype.kind not in "fc":
-        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_m._word(A)}'")
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    return _out(_m._householder_product_impl(input, tau), out)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): the packed LU factorization, LAPACK's 1-based pivots (LinalgLuFactorExBackward0)."""
-    _check_lu(A, pivot, "torch.lu_factor")
-    result = _RT["linalg_lu_factor_ex"](*_apply(_m._lu_factor_ex, (A,), ()))
-    if check_errors:
-        _m._raise_info(result.info, "torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it on lu_solve "
-                                    "would result in a division by zero. If you still want to perform the "
-                                    "factorization, consider calling linalg.lu(A, pivot) or "
-                                    "linalg.lu_factor_ex(A, pivot)", RuntimeError)
-    return _out(result, out)
+    return _out(_m._lu_factor_ex_impl(A, pivot, check_errors), out)
 
 
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots) of lu_factor_ex; an error for an exactly singular U."""
-    result = lu_factor_ex(A, pivot=pivot, check_errors=True)
+    result = _m._lu_factor_ex_impl(A, pivot, True, "torch.linalg.lu_factor")
     return _out(_RT["linalg_lu_factor"](result.LU, result.pivots), out)
 
 
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U (LinalgLuBackward0)."""
-    _check_lu(A, pivot, "linalg.lu")
+    _m._check_lu(A, pivot, "linalg.lu")
     return _out(_RT["linalg_lu"](*_apply(_m._lu, (A,), ())), out)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B from lu_factor's (LU, pivots); ``adjoint``: A^H X = B; not ``left``: X A = B
     (LinalgLuSolveBackward0)."""
-    if LU.ndim < 2:
-        raise RuntimeError("linalg.lu_solve: The input tensor LU must have at least 2 dimensions.")
-    if pivots._data.dtype != _np.int32:
-        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
-    _m._check_equation(LU, B, "linalg.lu_solve", left)
-    return _out(_apply(_m._lu_solve_op, (LU, pivots, B), (left, adjoint)), out)
+    return _out(_m._lu_solve_impl(LU, pivots, B, left, adjoint), out)
 
 
 def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):

@@ -40,14 +40,7 @@ def _(grad):
     return grad
 
 
-def _norm_forward(self, *, p, dim, keepdim, dtype):
-    return _rd._vector_norm.forward(self, ord=p, dim=dim, keepdim=keepdim, dtype=dtype)
-
-
-_norm = OpDef("NormBackward1", _norm_forward, save=("self", "result"), attrs=("dim", "keepdim", "p"),
-              unsigned=("dim",))
-_norm.derivative(lambda grad, self, result, p, dim, keepdim, dtype: _rd._vector_norm.backward(
-    grad, self, result, p, dim, keepdim, dtype))
+_norm = _rd._norm  # (at::norm: NormBackward1)
 
 
 def _scalar_op(entry, t, value):

@@ -453,6 +453,21 @@ _FUNCTIONS = {
     "svd": "Tensor input, bool some=True, bool compute_uv=True, *, TensorList[3] out=None",
     "qr": "Tensor input, bool some=True, *, TensorList[2] out=None",
     "linalg_cholesky_ex": "Tensor input, *, bool upper=False, bool check_errors=False, TensorList[2] out=None",
+    "cholesky_solve": "Tensor input, Tensor input2, bool upper=False, *, Tensor out=None",
+    "cholesky_inverse": "Tensor input, bool upper=False, *, Tensor out=None",
+    "lu_solve": "Tensor input, Tensor LU_data, Tensor LU_pivots, *, Tensor out=None",
+    "lu_unpack":
+        "Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True, *, TensorList[3] out=None",
+    "triangular_solve":
+        "Tensor input, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False, *,"
+        " TensorList[2] out=None",
+    "geqrf": "Tensor input, *, TensorList[2] out=None",
+    "orgqr": "Tensor input, Tensor input2, *, Tensor out=None",
+    "ormqr": "Tensor input, Tensor input2, Tensor input3, bool left=True, bool transpose=False, *, Tensor out=None",
+    "nuclear_norm":
+        "Tensor input, IntArrayRef[2] dim, bool keepdim=False, *, Tensor out=None |"
+        " Tensor input, bool keepdim=False, *, Tensor out=None",
+    "frobenius_norm": "Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None",
     "linalg_cond": "Tensor input, Scalar? p=None, *, Tensor out=None | Tensor input, str p, *, Tensor out=None",
     "linalg_cross": "Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None",
     "linalg_diagonal": "Tensor A, *, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1",
@@ -753,6 +768,7 @@ _INNER = {**{n: "Tensor input | TensorList tensors" for n in ("atleast_1d", "atl
           "einsum": "str equation, TensorList tensors, *, IntArrayRef? path=None",
           "chain_matmul": "TensorList matrices, *, Tensor out=None",
           "cdist": "Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None",
+          "_lu_with_info": "Tensor input, bool pivot=True, bool check_errors=True",
           "linalg_vector_norm":
               "Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None,"
               " Tensor out=None",
@@ -799,6 +815,7 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
 def _named_as(fn, name, qualname):
     """``fn`` named ``name`` (which the guard replaces in Python's argument errors), ``qualname`` in them."""
     out = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__)
+    out.__kwdefaults__ = fn.__kwdefaults__
     out.__qualname__ = qualname
     return out
 
@@ -869,6 +886,46 @@ def _variadic(name):
     return adapter
 
 
+def _lu_impl(A, pivot=True, get_infos=False, out=None):  # torch.lu's two functions (boolean_dispatch on get_infos)
+    return "_lu_with_info", (A,), {"pivot": pivot, "check_errors": not get_infos}, None
+
+
+_lu_with_infos, _lu_no_infos = (_named_as(_lu_impl, "lu", q) for q in ("_lu_with_infos", "_lu_no_infos"))
+
+
+def _lu(*args, **kwargs):
+    flag = kwargs["get_infos"] if "get_infos" in kwargs else args[2] if len(args) > 2 else False
+    return (_lu_with_infos if flag else _lu_no_infos)(*args, **kwargs)
+
+
+def _lu_method(self, pivot=True, get_infos=False):
+    return "_lu_with_info", (self,), {"pivot": pivot, "check_errors": not get_infos}, None
+
+
+def _removed_solve(input, A, *, out=None):  # noqa: A002 - the functions torch 2.x removed: their signatures
+    return None  # (torch's Python stubs raise whatever they get)
+
+
+def _removed_eig(self, eigenvectors=False, *, e=None, v=None):
+    return None
+
+
+def _removed_rank(input, tol=None, symmetric=False, *, out=None):  # noqa: A002
+    return None
+
+
+def _removed_symeig(input, eigenvectors=False, upper=True, *, out=None):  # noqa: A002
+    return None
+
+
+def _removed_method(self, other):
+    return None
+
+
+def _removed_eig_method(self, eigenvectors=False):
+    return None
+
+
 _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleast_2d", "atleast_3d",
                                                             "broadcast_tensors", "meshgrid", "cartesian_prod",
                                                             "block_diag")},
@@ -885,7 +942,14 @@ _PYTHON_FUNCTIONS = {**{(n, False): _variadic(n) for n in ("atleast_1d", "atleas
                      ("cdist", False): _cdist, ("chain_matmul", False): _chain_matmul,
                      ("stft", False): _named_as(_stft, "stft", "stft"),
                      ("stft", True): _named_as(_stft_method, "stft", "stft"),
-                     ("istft", True): _named_as(_istft_method, "istft", "istft")}
+                     ("istft", True): _named_as(_istft_method, "istft", "istft"),
+                     ("lu", False): _lu, ("lu", True): _named_as(_lu_method, "lu", "lu"),
+                     ("matrix_rank", False): _named_as(_removed_rank, "matrix_rank", "matrix_rank"),
+                     ("symeig", False): _named_as(_removed_symeig, "symeig", "_symeig"),
+                     ("eig", False): _named_as(_removed_eig, "eig", "eig"),
+                     **{(n, False): _named_as(_removed_solve, n, n) for n in ("solve", "lstsq")},
+                     **{(n, True): _named_as(_removed_method, n, n) for n in ("solve", "lstsq")},
+                     **{(n, True): _named_as(_removed_eig_method, n, n) for n in ("eig", "symeig")}}
 
 # torch lets Python numbers bind to these functions' Tensor parameters
 _NUMBERS_AS_TENSORS = {"add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_",

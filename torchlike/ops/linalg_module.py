@@ -1,5 +1,6 @@
 """torch.linalg (exposed as ``torchlike.linalg``) and torch's matrix functions at the top level: det, inverse,
-logdet, slogdet, cdist, chain_matmul, addbmm, addmv, addr.
+logdet, slogdet, cdist, chain_matmul, addbmm, addmv, addr, cholesky_solve, cholesky_inverse, lu_unpack, geqrf, orgqr,
+ormqr (and the entries of legacy.py's lu, lu_solve, triangular_solve).
 
 Each factorization is one table entry with torch's node name (LinalgInvExBackward0, LinalgSvdBackward0, ...) and
 torch's hidden outputs (``info``, pivots); torch's composites (matrix norms, matrix_power, multi_dot, tensorinv,
@@ -11,7 +12,8 @@ Known differences: singular vectors and eigenvectors come from JAX's LAPACK, who
 vectors differs from torch's MKL (both are valid; gradients of functions that do not depend on the choice agree);
 torch's backward checks that a complex svd/eig loss is phase-invariant, this one does not; the values a failed
 factorization leaves (L of cholesky_ex, the inverse of a singular matrix) are NaN here, LAPACK's partial results
-in torch.
+in torch; cholesky_inverse of a complex "factor" whose diagonal is not real (not a Cholesky factor) is the inverse
+of L L^H here, while torch's LAPACK potri reads only the diagonal's real part.
 """
 import math
 import sys
@@ -19,6 +21,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.lax import linalg as _lax_linalg  # (geqrf: LAPACK's, which jax.lax.linalg does not export)
 
 from .. import _dtype, _grad_mode as _gm
 from .._tensor import _type_string, _wrap, _wrap_dim
@@ -48,7 +51,9 @@ _RT = {name: structseq(name, fields.split()) for name, fields in (
     ("linalg_solve_ex", "result info"), ("linalg_cholesky_ex", "L info"), ("linalg_qr", "Q R"),
     ("linalg_eig", "eigenvalues eigenvectors"), ("linalg_eigh", "eigenvalues eigenvectors"),
     ("linalg_svd", "U S Vh"), ("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots"),
-    ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lstsq", "solution residuals rank singular_values"))}
+    ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lstsq", "solution residuals rank singular_values"),
+    ("lu_unpack", "P L U"), ("_lu_with_info", "LU pivots info"), ("triangular_solve", "solution cloned_coefficient"),
+    ("geqrf", "a tau"))}
 
 
 # ----- torch's checks ---------------------------------------------------------------------------------------------
@@ -69,6 +74,8 @@ def _check(A, name, square=True, floating=True):
 
 def _check_equation(A, B, name, left):
     """torch's check that A X = B (X A = B) is well formed."""
+    if B.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
     if B.shape[-2 if left else -1] != A.shape[-1]:
         raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
                            f"({_x(A.shape[-2:])} and {_x(B.shape[-2:])})")
@@ -443,6 +450,87 @@ def _lu_solve_op(LU, pivots, B, *, left, adjoint):
     return _conj_t(_lu_solve(LU, perm, _conj_t(B), not adjoint))  # X A = B: A^H X^H = B^H
 
 
+@op("LuUnpackBackward0", save=(), nondiff=("LU_pivots",), outputs=("P", "L", "U"), saved={
+    "LU_data_sym_argsize_minus_1": lambda node, saved: node._in_meta[0].shape[-1],
+    "LU_data_sym_argsize_minus_2": lambda node, saved: node._in_meta[0].shape[-2]})
+def _lu_unpack(LU_data, LU_pivots, *, unpack_data, unpack_pivots):
+    m, n = LU_data.shape[-2:]
+    batch = LU_data.shape[:-2]
+    if unpack_pivots:
+        pivots = jnp.broadcast_to(LU_pivots, batch + LU_pivots.shape[-1:])
+        perm = jax.lax.linalg.lu_pivots_to_permutation(pivots - 1, m)
+    else:
+        perm = jnp.broadcast_to(jnp.arange(m), batch + (m,))
+    P, L, U = _unpack_lu(LU_data, perm, m, n)
+    empty = jnp.zeros((0,), LU_data.dtype)
+    return (P if unpack_pivots else empty), *((L, U) if unpack_data else (empty, empty))
+
+
+@_lu_unpack.derivative
+def _(grads, LU_data_shape, unpack_data):  # torch's lu_unpack_backward: L's strict lower and U's upper triangle
+    if not unpack_data:  # (torch's formula on the empty L)
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    _, gL, gU = grads
+    m, n = LU_data_shape[-2:]
+    k = min(m, n)
+    g = jnp.zeros(gL.shape[:-2] + (m, n), gL.dtype)
+    return g.at[..., :, :k].add(jnp.tril(gL, -1)).at[..., :k, :].add(jnp.triu(gU))
+
+
+def _check_lu(A, pivot, name):
+    """torch's checks of the LU factorizations (lu_factor's name in its rank message)."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
+    if A._data.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_word(A)}'")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def _lu_factor_ex_impl(A, pivot=True, check_errors=False, name="torch.linalg.lu_factor_ex",
+                       rtype="linalg_lu_factor_ex"):
+    """(LU, pivots, info) of linalg.lu_factor_ex (torch.lu's too), torch's error for a zero on U's diagonal with
+    ``check_errors``."""
+    _check_lu(A, pivot, "torch.lu_factor")
+    result = _RT[rtype](*_apply(_lu_factor_ex, (A,), ()))
+    if check_errors:
+        _raise_info(result.info, name + ": {where}U[{k},{k}] is zero and using it on lu_solve would result in a "
+                                        "division by zero. If you still want to perform the factorization, consider "
+                                        "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)", RuntimeError)
+    return result
+
+
+def _lu_solve_impl(LU, pivots, B, left=True, adjoint=False):
+    """linalg.lu_solve (torch.lu_solve's too), after torch's checks in torch's order."""
+    if LU._data.dtype.kind not in "fcV":
+        raise RuntimeError(f"torch.linalg.lu_solve: Expected a floating point or complex tensor as input. Got "
+                           f"{_word(LU)}")
+    if LU._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_word(LU)} and B of type {_word(B)} instead")
+    if pivots._data.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _check(LU, "torch.linalg.lu_solve", floating=False)
+    _check_equation(LU, B, "linalg.lu_solve", left)
+    if pivots.ndim == 0 or pivots.shape[-1] != LU.shape[-1]:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
+                           f"with shape {list(pivots.shape)} instead")
+    _broadcast_batch(tuple(B.shape[:-2]), tuple(LU.shape[:-2]))
+    if LU._data.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"linalg.lu_solve_cpu\" not implemented for '{_word(LU)}'")
+    if not isinstance(pivots._data, jax.core.Tracer) and pivots.numel():  # (a host read, as torch's)
+        p = np.asarray(pivots._data)
+        if (p < 1).any():
+            raise RuntimeError("Pivots given to lu_solve must all be greater or equal to 1. Did you properly pass the "
+                               "result of lu_factor?")
+        if (p > LU.shape[-2]).any():
+            raise RuntimeError("Pivots given to lu_solve must all be smaller or equal to LU.size(-2). Did you properly "
+                               "pass the result of lu_factor?")
+    return _apply(_lu_solve_op, (LU, pivots, B), (left, adjoint))
+
+
 @op("LinalgSolveTriangularBackward0", save=("self", "B"), attrs=("left", "upper", "unitriangular"), saved={
     "B": None, "result": _recomputed(lambda A, B, upper, left, unit: _solve_triangular.forward(
         A, B, upper=upper, left=left, unitriangular=unit), "self", "B")})
@@ -454,6 +542,101 @@ def _solve_triangular(self, B, *, upper, left, unitriangular):
     if unitriangular:
         A = jnp.where(jnp.eye(A.shape[-1], dtype=bool), 1, A)
     return jax.lax.linalg.triangular_solve(A, B, left_side=left, lower=not upper)
+
+
+def _householder_product_impl(input, tau):  # noqa: A002 - torch's name
+    """linalg.householder_product (torch.orgqr's too), after torch's checks."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
+    m, n = input.shape[-2:]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau.ndim != input.ndim - 1:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to {input.ndim}")
+    if tau._data.dtype != input._data.dtype:
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_word(tau)} does not match input dtype "
+                           f"{_word(input)}")
+    if tau.shape[-1] > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    return _apply(_householder_product, (input, tau), ())
+
+
+# ----- cholesky_solve, cholesky_inverse, triangular_solve, geqrf, ormqr ------------------------------------------
+@op("CholeskySolveBackward0", save=("self", "input2", "result"), attrs=("upper",))
+def _cholesky_solve(self, input2, *, upper):
+    """X with A X = B, A = L L^H (U^H U with ``upper``) given its Cholesky factor ``input2`` (only its triangle
+    read): two triangular solves."""
+    L, B = _bcast(input2, self)
+    tri = _solve_triangular.forward
+    if upper:
+        return tri(L, tri(_conj_t(L), B, upper=False, left=True, unitriangular=False), upper=True, left=True,
+                   unitriangular=False)
+    return tri(_conj_t(L), tri(L, B, upper=False, left=True, unitriangular=False), upper=True, left=True,
+               unitriangular=False)
+
+
+def _cholesky_solve_whole(B, L, upper):
+    """cholesky_solve's value, differentiable as torch's formulas differentiate it: as (L L^H)^-1 B of the whole of
+    L (their gradient for input2 is not confined to its triangle), to every order."""
+    tri = jnp.triu(L) if upper else jnp.tril(L)
+    L = L - jax.lax.stop_gradient(L - tri)  # (the triangle's values, the whole matrix's derivative)
+    return jnp.linalg.solve(*_bcast(_conj_t(L) @ L if upper else L @ _conj_t(L), B))
+
+
+@_cholesky_solve.derivative
+def _(grad, input2, result, upper):  # torch's cholesky_solve_backward (a gradient for the whole of input2)
+    gB = _cholesky_solve_whole(grad, input2, upper)
+    common = gB @ _conj_t(result)
+    common = common + _conj_t(common)
+    return gB, (-(input2 @ common) if upper else -(common @ input2))
+
+
+@op("CholeskyInverseBackward0", save=("self", "result"), attrs=("upper",))
+def _cholesky_inverse(self, *, upper):
+    return _cholesky_solve.forward(jnp.broadcast_to(jnp.eye(self.shape[-1], dtype=self.dtype), self.shape), self,
+                                   upper=upper)
+
+
+@_cholesky_inverse.derivative
+def _(grad, self, result, upper):  # torch's cholesky_inverse_backward
+    common = result @ (grad + _conj_t(grad)) @ result
+    return -(self @ common) if upper else -(common @ self)
+
+
+@op("TriangularSolveBackward0", save=("self", "A", "solution"), outputs=("solution", "cloned_coefficient"),
+    attrs=("upper", "transpose", "unitriangular"))
+def _triangular_solve(self, A, *, upper, transpose, unitriangular):
+    """torch.triangular_solve: X with A X = b (A^T X = b with ``transpose``), and A broadcast (its clone)."""
+    A, B = _bcast(A, self)
+    X = _solve_triangular.forward(jnp.swapaxes(A, -1, -2) if transpose else A, B, upper=upper != transpose,
+                                  left=True, unitriangular=unitriangular)
+    return X, A
+
+
+@op("GeqrfBackward0", save=(), outputs=("a", "tau"))
+def _geqrf(self):
+    return tuple(_lax_linalg.geqrf(self))
+
+
+@_geqrf.derivative
+def _(grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+@op("OrmqrBackward0", save=("self", "input2", "input3", "result"), attrs=("left", "transpose"))
+def _ormqr(self, input2, input3, *, left, transpose):
+    """Q (the product of geqrf's reflectors (self, input2), all mn columns) times input3: Q C, Q^H C, C Q or
+    C Q^H."""
+    k = input2.shape[-1]
+    mn = self.shape[-2]
+    pad = [(0, 0)] * (self.ndim - 1) + [(0, mn - k)]
+    Q = _householder_product.forward(jnp.pad(self[..., :, :k], pad), input2)
+    if transpose:
+        Q = _conj_t(Q)
+    return Q @ input3 if left else input3 @ Q
 
 
 # ----- cdist, addbmm, addmv, addr ---------------------------------------------------------------------------------
@@ -715,6 +898,129 @@ def pinverse(input, rcond=1e-15):
     return _pinv_impl(input, rtol=rcond)
 
 
+def _check_linear_solve(b, A, name):
+    """torch's linearSolveCheckInputs (cholesky_solve, triangular_solve): dtypes, square A, matching sizes, then
+    batch dims that broadcast."""
+    if b._data.dtype != A._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_word(b)} and A of type "
+                           f"{_word(A)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
+                           f"matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {A.shape[-1]} by {A.shape[-1]} "
+                           f"but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
+    _broadcast_batch(tuple(b.shape[:-2]), tuple(A.shape[:-2]))
+
+
+def _check_lapack_dtype(kernel, *tensors):
+    """torch's CPU kernels of these functions: float, double, cfloat and cdouble only."""
+    for t in tensors:
+        if t._data.dtype.kind not in "fc" or t._data.dtype.itemsize == 2:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_word(t)}'")
+
+
+@public
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """X with A X = input, A = L L^H (U^H U with ``upper``) given its Cholesky factor ``input2``, batch dims
+    broadcast (CholeskySolveBackward0)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {input.ndim} dimensions instead")
+    if input2.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.ndim} dimensions instead")
+    _check_linear_solve(input, input2, "cholesky_solve")
+    _check_lapack_dtype("cholesky_solve_cpu", input)
+    return _out(_apply(_cholesky_solve, (input, input2), (bool(upper),)), out)
+
+
+@public
+def cholesky_inverse(input, upper=False, *, out=None):
+    """(L L^H)^-1 (or (U^H U)^-1 with ``upper``) from a Cholesky factor (CholeskyInverseBackward0); LinAlgError for
+    a zero on its diagonal."""
+    _check(input, "cholesky_inverse", floating=False)
+    _check_lapack_dtype("cholesky_inverse_out_cpu", input)
+    result = _apply(_cholesky_inverse, (input,), (bool(upper),))
+    if not isinstance(input._data, jax.core.Tracer):  # (potri's info: a host read, as torch's)
+        _raise_info(_wrap(_lu_info(input._data)), "cholesky_inverse: {where}The diagonal element {k} is zero, the "
+                                                  "inversion could not be completed because the input matrix is "
+                                                  "singular.")
+    return _out(result, out)
+
+
+@public(method=False)
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) of lu_factor's packed (LU, pivots) (LuUnpackBackward0; P has no gradient); ``unpack_data`` or
+    ``unpack_pivots`` False: empty L and U, or P."""
+    if LU_data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(LU_data.shape)} instead")
+    if unpack_pivots:
+        if LU_pivots._data.dtype != np.int32:
+            raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                               "dtype.\nNote: this function is intended to be used with the output produced by "
+                               "torch.linalg.lu_factor")
+        m = LU_data.shape[-2]
+        bad = LU_pivots.ndim == 0 or LU_pivots.shape[-1] != min(m, LU_data.shape[-1])
+        if not bad and not isinstance(LU_pivots._data, jax.core.Tracer):  # (a host read, as torch's)
+            p = np.asarray(LU_pivots._data)
+            bad = bool(((p < 1) | (p > m)).any())
+        if bad:
+            raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you "
+                               "properly pass the result of lu_factor?")
+    P, L, U = _apply(_lu_unpack, (LU_data, LU_pivots), (bool(unpack_data), bool(unpack_pivots)))
+    return _out(_RT["lu_unpack"](_wrap(P._data), L, U), out)  # (P: not differentiable, as torch's)
+
+
+@public
+def geqrf(input, *, out=None):
+    """LAPACK's geqrf: (a, tau), R above a's diagonal and the Householder reflectors below it (GeqrfBackward0: no
+    derivative)."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_lapack_dtype("geqrf_cpu", input)
+    return _out(_RT["geqrf"](*_apply(_geqrf, (input,), ())), out)
+
+
+@public
+def orgqr(input, input2, *, out=None):
+    """The first n columns of the product of geqrf's Householder reflectors: linalg.householder_product
+    (LinalgHouseholderProductBackward0)."""
+    return _out(_householder_product_impl(input, input2), out)
+
+
+@public
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """Q input3 (input3 Q without ``left``; Q^H with ``transpose``), Q the product of geqrf's reflectors (input,
+    input2) (OrmqrBackward0)."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if input3.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    cond = -2 if left else -1
+    if input3.shape[cond] != input.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{cond}] must be equal to input.shape[-2]")
+    if input2.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input2.shape[-1] != min(input3.shape[cond], input.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{cond}], input.shape[-1])")
+    if input2.ndim != input.ndim - 1:
+        raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal "
+                           f"to {input2.ndim} and input.ndim is equal to {input.ndim}")
+    if input3.ndim != input.ndim:
+        raise RuntimeError(f"torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {input3.ndim} and input.ndim is equal to {input.ndim}")
+    for name, t, k in (("tau", input2, 1), ("other", input3, 2)):
+        if tuple(t.shape[:t.ndim - k]) != tuple(input.shape[:-2]):
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to input.shape[:-2], "
+                               f"but got {list(t.shape[:t.ndim - k])}")
+    for name, t in (("tau", input2), ("other", input3)):
+        if t._data.dtype != input._data.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has dtype"
+                               f"{_word(input)} and {name} has dtype {_word(t)}")
+    _check_lapack_dtype("ormqr_cpu", input)
+    return _out(_apply(_ormqr, (input, input2, input3), (bool(left), bool(transpose))), out)
+
+
 @public(method=False)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise p-norm distances between the rows of x1 and x2 (CdistBackward0; computed directly in every
@@ -861,9 +1167,9 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
         moved = A.movedim((d0, d1), (-2, -1))
         s = _svd_impl(moved, False).S if moved.requires_grad and _gm._state.grad_enabled else _svdvals(moved)
         r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
-        if keepdim:
-            for d in sorted((d0, d1)):
-                r = r.unsqueeze(d)
+        if keepdim:  # (torch's: two trailing dims, permuted back)
+            perm = [d for d in range(A.ndim) if d not in (d0, d1)] + [d0, d1]
+            r = r.unsqueeze(-1).unsqueeze(-1).permute([perm.index(d) for d in range(A.ndim)])
         return r
     if ord in (1, -1, float("inf"), -float("inf")):
         if ord in (float("inf"), -float("inf")):

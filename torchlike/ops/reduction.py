@@ -579,6 +579,15 @@ def _(grad, self, result, ord, dim, keepdim, dtype):  # noqa: A002 - torch's nor
 
 
 
+@op("NormBackward1", save=("self", "result"), attrs=("dim", "keepdim", "p"), unsigned=("dim",))
+def _norm(self, *, p, dim, keepdim, dtype):  # at::norm (pairwise_distance's, frobenius_norm's): its own node
+    return _vector_norm.forward(self, ord=p, dim=dim, keepdim=keepdim, dtype=dtype)
+
+
+_norm.derivative(lambda grad, self, result, p, dim, keepdim, dtype: _vector_norm.backward(
+    grad, self, result, p, dim, keepdim, dtype))
+
+
 def _norm_dtype(input, dtype):
     src = input._data.dtype
     if src.kind not in "fcV":
