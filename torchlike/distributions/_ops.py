@@ -98,6 +98,26 @@ def gammainc(input, other):
     return apply(_gammainc, (input, other), ())
 
 
+@op("CholeskySolveBackward0", save=("self", "input2", "result"))
+def _cholesky_solve(self, input2):
+    batch = jnp.broadcast_shapes(self.shape[:-2], input2.shape[:-2])
+    B, L = jnp.broadcast_to(self, batch + self.shape[-2:]), jnp.broadcast_to(input2, batch + input2.shape[-2:])
+    y = jax.lax.linalg.triangular_solve(L, B, left_side=True, lower=True)
+    return jax.lax.linalg.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True)
+
+
+@_cholesky_solve.derivative
+def _(grad, input2, result):  # torch's formula: the factor's gradient is a full matrix (not only its triangle)
+    grad_self = _cholesky_solve.forward(grad, input2)
+    common = grad_self @ jnp.swapaxes(result, -1, -2)
+    return grad_self, -((common + jnp.swapaxes(common, -1, -2)) @ input2)
+
+
+def cholesky_solve(B, L):
+    """torch.cholesky_solve(B, L) (lower): X with (L L^T) X = B, from a lower Cholesky factor L."""
+    return apply(_cholesky_solve, (B, L), ())
+
+
 @op("CholeskyInverseBackward0")
 def _cholesky_inverse(self):
     eye = jnp.eye(self.shape[-1], dtype=self.dtype)

@@ -2,45 +2,37 @@ import torchlike as torch
 from . import _ops
 from . import constraints
 from .distribution import Distribution
-from .utils import _expand_probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbsOrLogits, broadcast_all
 __all__ = ['Binomial']
+
+
+def _set_count_and_probs_or_logits(dist, total_count, probs, logits):
+    """``total_count`` and the one of probs and logits given, broadcast together (the count in the parameter's dtype);
+    returns the batch shape (Binomial, NegativeBinomial)."""
+    if (probs is None) == (logits is None):
+        raise ValueError('Either `probs` or `logits` must be specified, but not both.')
+    name, value = ('probs', probs) if probs is not None else ('logits', logits)
+    total_count, dist._param = broadcast_all(total_count, value)
+    setattr(dist, name, dist._param)
+    dist.total_count = total_count.type_as(dist._param)
+    return dist._param.size()
 
 
 def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryProbsOrLogits, Distribution):
     """Creates a Binomial distribution parameterized by ``total_count`` and either ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'total_count': constraints.nonnegative_integer, 'probs': constraints.unit_interval, 'logits': constraints.real}
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError('Either `probs` or `logits` must be specified, but not both.')
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            if logits is None:
-                raise AssertionError('logits is unexpectedly None')
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = self._param.size()
+        batch_shape = _set_count_and_probs_or_logits(self, total_count, probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_or_logits(self, new, batch_shape)
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_binary(Binomial, batch_shape, _instance, 'total_count')
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -57,18 +49,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

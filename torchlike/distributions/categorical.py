@@ -98,3 +98,29 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + self._batch_shape)
         return values
+
+
+class _OverCategorical:
+    """A distribution built on the Categorical ``_categorical`` (OneHotCategorical, Multinomial,
+    ExpRelaxedCategorical): its probs/logits and batch shape, the categories as the event."""
+    probs = property(lambda self: self._categorical.probs)
+    logits = property(lambda self: self._categorical.logits)
+    param_shape = property(lambda self: self._categorical.param_shape)
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    def _init_categorical(self, categorical, validate_args):
+        self._categorical = categorical
+        super().__init__(categorical.batch_shape, categorical.param_shape[-1:], validate_args=validate_args)
+
+    def _expand_categorical(self, cls, batch_shape, _instance, *kept):
+        """``expand`` of a ``cls``: the Categorical expanded, the attributes ``kept`` as they are."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = torch.Size(batch_shape)
+        for name in kept:
+            setattr(new, name, getattr(self, name))
+        new._categorical = self._categorical.expand(batch_shape)
+        super(cls, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new

@@ -1,6 +1,6 @@
 import torchlike as torch
 from . import constraints
-from .categorical import Categorical
+from .categorical import Categorical, _OverCategorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -8,42 +8,18 @@ from .utils import broadcast_all, clamp_probs
 __all__ = ['ExpRelaxedCategorical', 'RelaxedOneHotCategorical']
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """Creates a ExpRelaxedCategorical parameterized by ``temperature``, and either ``probs`` or ``logits`` (but not both)."""
     arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
     support = constraints.real_vector
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        self._init_categorical(Categorical(probs, logits), validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+        return self._expand_categorical(ExpRelaxedCategorical, batch_shape, _instance, 'temperature')
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

@@ -7,6 +7,16 @@ from .utils import _sum_rightmost
 __all__ = ['TransformedDistribution']
 
 
+def _base_dist_param(name, depth=1):
+    """A read-only property: the parameter ``name`` of the base distribution ``depth`` levels down."""
+    def get(self):
+        dist = self
+        for _ in range(depth):
+            dist = dist.base_dist
+        return getattr(dist, name)
+    return property(get)
+
+
 class TransformedDistribution(Distribution):
     """Extension of the Distribution class, which applies a sequence of Transforms to a base distribution."""
     arg_constraints = {}
@@ -55,6 +65,13 @@ class TransformedDistribution(Distribution):
         super(TransformedDistribution, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+    def _expand_with(self, cls, batch_shape, _instance, *names):
+        """``expand`` of a subclass ``cls`` holding the parameters ``names`` too (expanded with it)."""
+        new = self._get_checked_instance(cls, _instance)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        return TransformedDistribution.expand(self, batch_shape, _instance=new)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):

@@ -112,3 +112,36 @@ def vec_to_tril_matrix(vec, diag=0):
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     mat[..., _tril_mask(n, diag)] = vec
     return mat
+
+
+class _BinaryProbsOrLogits:
+    """The parameterisation of a distribution given the probability of a binary event as ``probs`` or as ``logits``
+    (Bernoulli, Binomial, Geometric, ...): ``_param`` is the one given, the other is computed when first read."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    def _expand_binary(self, cls, batch_shape, _instance, *expanded, kept=()):
+        """``expand`` of a ``cls``: probs or logits and the attributes ``expanded`` expanded, ``kept`` as they are."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = torch.Size(batch_shape)
+        for name in kept:
+            setattr(new, name, getattr(self, name))
+        for name in expanded:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        _expand_probs_or_logits(self, new, batch_shape)
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new

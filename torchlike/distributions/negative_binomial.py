@@ -1,0 +1,51 @@
+import torchlike as torch
+from ..nn import functional as F
+from . import constraints
+from .binomial import _set_count_and_probs_or_logits
+from .distribution import Distribution
+from .gamma import Gamma
+from .utils import _BinaryProbsOrLogits, lazy_property
+__all__ = ['NegativeBinomial']
+
+
+class NegativeBinomial(_BinaryProbsOrLogits, Distribution):
+    """Creates a Negative Binomial distribution: the number of successful independent and identical Bernoulli trials
+    before ``total_count`` failures are achieved, each trial succeeding with probability ``probs``."""
+    arg_constraints = {'total_count': constraints.greater_than_eq(0), 'probs': constraints.half_open_interval(0.0, 1.0), 'logits': constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        batch_shape = _set_count_and_probs_or_logits(self, total_count, probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_binary(NegativeBinomial, batch_shape, _instance, 'total_count')
+
+    @property
+    def mean(self):
+        return self.total_count * torch.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / torch.sigmoid(-self.logits)
+
+    @lazy_property
+    def _gamma(self):
+        return Gamma(concentration=self.total_count, rate=torch.exp(-self.logits), validate_args=False)
+
+    def sample(self, sample_shape=torch.Size()):
+        with torch.no_grad():
+            rate = self._gamma.sample(sample_shape=sample_shape)
+            return torch.poisson(rate)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        log_normalization = -torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value) + torch.lgamma(self.total_count)
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization
