@@ -113,6 +113,17 @@ def _sdpa_kernel(backends, set_priority=False):
 
 
 @contextlib.contextmanager
+def _backends_enabled(backends, set_priority=False):
+    """Only ``backends`` enabled (in that priority with ``set_priority``) within the block, the flags restored after."""
+    previous = _cur_sdpa_kernel_backends(with_priority=set_priority)
+    try:
+        _sdpa_kernel(backends, set_priority)
+        yield {}
+    finally:
+        _sdpa_kernel(previous, set_priority)
+
+
+@contextlib.contextmanager
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
     """Deprecated: ``torch.nn.attention.sdpa_kernel`` with the enabled backends."""
     warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
@@ -121,9 +132,5 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, e
     chosen = [b for b, on in ((SDPBackend.FLASH_ATTENTION, enable_flash), (SDPBackend.EFFICIENT_ATTENTION,
                                                                            enable_mem_efficient),
                               (SDPBackend.MATH, enable_math), (SDPBackend.CUDNN_ATTENTION, enable_cudnn)) if on]
-    previous = _cur_sdpa_kernel_backends()
-    try:
-        _sdpa_kernel(chosen)
-        yield {}
-    finally:
-        _sdpa_kernel(previous)
+    with _backends_enabled(chosen) as context:
+        yield context

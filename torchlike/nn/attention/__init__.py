@@ -6,8 +6,7 @@ the same choice, and raises torch's errors when neither is enabled or the one en
 """
 import contextlib
 
-from ...backends import cuda as _cuda
-from ...backends.cuda import SDPBackend, _cur_sdpa_kernel_backends, _sdpa_kernel  # noqa: F401
+from ...backends.cuda import SDPBackend, _backends_enabled
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -22,12 +21,8 @@ def sdpa_kernel(backends, set_priority=False):
         raise AssertionError(f"Backend must be an instance of SDPBackend or a list of SDPBackend instances, got "
                              f"{type(backends).__name__}")
     backends = list(dict.fromkeys([backends] if isinstance(backends, SDPBackend) else backends))
-    previous = _cur_sdpa_kernel_backends(with_priority=set_priority)
-    try:
-        _sdpa_kernel(backends, set_priority)
-        yield {}
-    finally:
-        _sdpa_kernel(previous, set_priority)
+    with _backends_enabled(backends, set_priority) as context:
+        yield context
 
 
 SDPBackend.__module__ = sdpa_kernel.__module__ = __name__  # (torch.nn.attention's)
